@@ -1,0 +1,94 @@
+-- isa/avx2.lua: AVX2 + FMA + F16C primitive table (8 f32 lanes, 16 ymm).
+-- No masked 16-bit loads exist here, so tails are scalar (the plan uses
+-- isa/scalar.lua for them).
+local M = {
+  name = "avx2",
+  W = 8,
+  regs = 16,
+  masked = false,
+  target = "avx2,fma,f16c",
+  guard = "defined(__x86_64__) || defined(__i386__)",
+  includes = { "immintrin.h" },
+  vt = "__m256",
+}
+
+function M.load(dtype, base, off)
+  local p = base .. " + " .. off
+  if dtype == "f32" then return "_mm256_loadu_ps(" .. p .. ")" end
+  if dtype == "bf16" then return "kgi_avx2_load_bf16(" .. p .. ")" end
+  return "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(" .. p .. ")))"
+end
+
+function M.store(dtype, base, off, _, v)
+  local p = base .. " + " .. off
+  if dtype == "f32" then return "_mm256_storeu_ps(" .. p .. ", " .. v .. ");" end
+  if dtype == "bf16" then
+    return "_mm_storeu_si128((__m128i *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
+  end
+  return "_mm_storeu_si128((__m128i *)(" .. p .. "), _mm256_cvtps_ph(" .. v
+    .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
+end
+
+function M.round(dtype, v)
+  if dtype == "f32" then return v end
+  if dtype == "bf16" then return "kgi_avx2_round_bf16(" .. v .. ")" end
+  return "_mm256_cvtph_ps(_mm256_cvtps_ph(" .. v
+    .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
+end
+
+function M.zero() return "_mm256_setzero_ps()" end
+function M.set1(s) return "_mm256_set1_ps(" .. s .. ")" end
+function M.add(a, b) return "_mm256_add_ps(" .. a .. ", " .. b .. ")" end
+function M.sub(a, b) return "_mm256_sub_ps(" .. a .. ", " .. b .. ")" end
+function M.mul(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end
+function M.fma(a, b, c) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
+function M.hsum(v) return "kgi_avx2_hsum(" .. v .. ")" end
+
+-- Why: helpers that do not fit one expression, emitted once per file with
+-- the file's target attribute (static, so packs never clash).
+function M.prelude(attr)
+  return (([[
+/* Horizontal sum of 8 lanes (pairwise). */
+static inline ATTR float kgi_avx2_hsum(__m256 v)
+{
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+/* 8 bf16 -> 8 f32: bf16 is the high half of an f32, so widen and shift. */
+static inline ATTR __m256 kgi_avx2_load_bf16(const kg_bf16 *p)
+{
+  __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+  return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
+}
+
+/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even; a NaN
+ * stays a (quiet) NaN instead of rounding into Inf. */
+static inline ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
+{
+  __m256i u = _mm256_castps_si256(v);
+  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
+  return _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+}
+
+/* 8 f32 -> 8 packed bf16 (lanes 0..7 in order). */
+static inline ATTR __m128i kgi_avx2_to_bf16(__m256 v)
+{
+  __m256i r = kgi_avx2_bf16_bits(v);
+  __m256i p = _mm256_packus_epi32(r, r);
+  return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
+}
+
+/* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode). */
+static inline ATTR __m256 kgi_avx2_round_bf16(__m256 v)
+{
+  return _mm256_castsi256_ps(_mm256_slli_epi32(kgi_avx2_bf16_bits(v), 16));
+}
+]]):gsub("ATTR", attr))
+end
+
+return M

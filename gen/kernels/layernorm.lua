@@ -1,0 +1,14 @@
+-- kernels/layernorm.lua: the LayerNorm op plan.
+-- y = gamma * (x - mean) * rstd + beta, rstd = 1/sqrt(var + eps) per row.
+return {
+  op = "layernorm",
+  live = 3,                       -- x, gamma and beta kept in registers
+  frame = "layernorm.c.tpl", row = "ln_row.c.tpl", slow = "ln_slow.c.tpl",
+  params = {
+    { "size_t", "rows" }, { "const T *", "x" }, { "size_t", "x_stride" },
+    { "const T *", "gamma" }, { "const T *", "beta" }, { "T *", "y" },
+    { "size_t", "y_stride" }, { "float *", "mean" }, { "float *", "rstd" },
+  },
+  row_env = { xr = "xr", yr = "yr", mean_out = "mean ? mean + r : NULL",
+              rstd_out = "rstd ? rstd + r : NULL" },
+}

@@ -1,0 +1,16 @@
+-- kernels/rmsnorm.lua: the RMSNorm op plan.  y = x * rstd * (w + offset),
+-- rstd = 1/sqrt(mean(x^2) + eps) per row.
+return {
+  op = "rmsnorm",
+  live = 2,                       -- x and w kept in registers
+  frame = "rmsnorm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
+  -- the C parameter list; "T" is the storage type
+  params = {
+    { "size_t", "rows" }, { "const T *", "x" }, { "size_t", "x_stride" },
+    { "const T *", "w" }, { "T *", "y" }, { "size_t", "y_stride" },
+    { "float *", "rstd" },
+  },
+  -- names the row template uses
+  row_env = { xr = "xr", yr = "yr", w = "w", rstd_out = "rstd ? rstd + r : NULL",
+              rstd_store = "if (rstd) rstd[r]" },
+}

@@ -1,0 +1,30 @@
+/* kg_cpu.h: what ISA levels this CPU and OS can run.
+ *
+ * x86: CPUID feature bits plus XGETBV (OSXSAVE) so a level is reported only
+ * when the OS saves its register state.  aarch64: getauxval(AT_HWCAP). */
+#ifndef KG_CPU_H
+#define KG_CPU_H
+
+#include "kg_variant.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 1 if this machine can execute code of ISA level `isa` (enum kg_isa),
+ * else 0.  KG_ISA_SCALAR is always 1; KG_ISA_CUDA and KG_ISA_AUTO are 0. */
+int kg_cpu_has(int isa);
+
+/* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
+int kg_cpu_best(void);
+
+/* "scalar", "avx2", "avx512", "neon", "cuda", "auto"; "?" when out of range. */
+const char *kg_cpu_isa_name(int isa);
+
+/* enum kg_isa for a name above, or -1 when the name is unknown. */
+int kg_cpu_isa_from_name(const char *name);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

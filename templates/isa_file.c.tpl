@@ -1,0 +1,31 @@
+/* $(banner) */
+/* $(spec.name)_$(I.name).c: the $(I.name) variants of pack $(spec.name).
+ * Each function carries its own target attribute, so this file compiles
+ * with a plain `cc -O2 -c` and runs only when the dispatcher (or the
+ * caller) has checked the CPU. */
+#include "$(spec.name).h"
+@ if I.guard then
+#if $(I.guard)
+@ end
+@ for _, inc in ipairs(I.includes) do
+#include <$(inc)>
+@ end
+#include <float.h>
+#include <math.h>
+#include "kg_convert.h"
+
+#define KG_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#define KG_NOINLINE __attribute__((noinline, cold))
+#define KG_ALWAYS_INLINE inline __attribute__((always_inline))
+#define KG_NAN __builtin_nanf("")
+
+$(prelude)
+@ for _, body in ipairs(bodies) do
+$(body)
+@ end
+@ if I.guard then
+#else
+/* Not this architecture: the $(I.name) variants are not built here. */
+typedef int $(spec.name)_$(I.name)_unused;
+#endif
+@ end

@@ -1,0 +1,19 @@
+$(slow_fn)
+/* $(sym): LayerNorm of `rows` rows of $(D) $(T) elements,
+ * y = gamma * (x - mean) / sqrt(var + $(util.f32(k.eps))) + beta. */
+$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
+    const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
+    float *mean, float *rstd)
+{
+@ if p.hoist_w then
+@   for i, c in ipairs(p.chunks) do
+  const $(c.I.vt) gv$(i) = $(c.I.load(T, "gamma", c.off, c.n));
+  const $(c.I.vt) bv$(i) = $(c.I.load(T, "beta", c.off, c.n));
+@   end
+@ end
+  for (size_t r = 0; r < rows; r++) {
+    const $(CT) *xr = x + r * x_stride;
+    $(CT) *yr = y + r * y_stride;
+$(row_body)
+  }
+}

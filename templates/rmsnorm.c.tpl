@@ -1,0 +1,17 @@
+$(slow_fn)
+/* $(sym): RMSNorm of `rows` rows of $(D) $(T) elements,
+ * y = x / sqrt(mean(x^2) + $(util.f32(k.eps))) * (w + $(util.f32(k.weight_offset))), rounding "$(k.rounding)". */
+$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
+    $(CT) *y, size_t y_stride, float *rstd)
+{
+@ if p.hoist_w then
+@   for i, c in ipairs(p.chunks) do
+  const $(c.I.vt) wv$(i) = $(wload(c));
+@   end
+@ end
+  for (size_t r = 0; r < rows; r++) {
+    const $(CT) *xr = x + r * x_stride;
+    $(CT) *yr = y + r * y_stride;
+$(row_body)
+  }
+}
