@@ -6,13 +6,16 @@ local row = require("kernels.row")
 
 local M = {}
 
+-- Modules that add files to a pack: M.render(ctx) -> { [file] = text }, { decl, ... }
+M.EXTENSIONS = { "cuda", "embed" }
+
 local CTYPE = { f32 = "float", bf16 = "kg_bf16", f16 = "kg_f16" }
 local OPS = {
   rmsnorm = require("kernels.rmsnorm"),
   qk_norm = require("kernels.qk_norm"),
   layernorm = require("kernels.layernorm"),
 }
-local CPU_ISAS = { "scalar", "avx2", "avx512" }
+local CPU_ISAS = { "scalar", "avx2", "avx512", "neon" }
 local RUNTIME_FILES = { "kg_variant.h", "kg_cpu.h", "kg_cpu.c", "kg_dispatch.h",
   "kg_dispatch.c", "kg_convert.h" }
 
@@ -141,6 +144,19 @@ function M.render(spec, dirs)
     proto = function(k, isa) return proto(spec, k, isa) end,
   }
   env.banner = banner(spec, "pack.h.tpl")
+  -- extension modules (CUDA backend, embedding files) add files and
+  -- header declarations through one interface: ext.render(ctx) -> files, decls
+  local ctx = { spec = spec, dirs = dirs, util = util, render = function(name, e)
+    return render(dirs, name, e) end, banner = function(tpl) return banner(spec, tpl) end,
+    proto = function(k, isa) return proto(spec, k, isa) end, signature = signature,
+    sym = function(k, isa) return sym(spec, k, isa) end, isas = isas, ctype = CTYPE,
+    ops = OPS }
+  env.extra_decls = {}
+  for _, ext in ipairs(M.EXTENSIONS) do
+    local extra, decls = require(ext).render(ctx)
+    for f, text in pairs(extra or {}) do files[f] = text end
+    for _, d in ipairs(decls or {}) do env.extra_decls[#env.extra_decls + 1] = d end
+  end
   files[spec.name .. ".h"] = render(dirs, "pack.h.tpl", env)
 
   for _, isa in ipairs(isas) do

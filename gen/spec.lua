@@ -25,8 +25,6 @@ local KERNEL_KEYS = {
   qk_norm = { "op", "name", "head_dim", "num_heads", "num_kv_heads", "eps",
               "layout", "dtype", "rounding", "weight_offset" },
 }
-local ALL_KERNEL_KEYS = { "op", "name", "dim", "head_dim", "num_heads",
-  "num_kv_heads", "eps", "layout", "dtype", "rounding", "weight_offset" }
 
 local function sorted_keys(set)
   local t = {}
@@ -109,7 +107,7 @@ end
 
 local function finite_number(file, field, v, positive)
   if type(v) ~= "number" or v ~= v or v == math.huge or v == -math.huge
-      or (positive and not (v > 0)) then
+      or (positive and v <= 0) then
     bad(file, field, positive and "must be a finite number > 0"
       or "must be a finite number", v)
   end

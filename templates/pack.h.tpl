@@ -41,6 +41,9 @@ $(proto(k, nil));
 const char *$(spec.name)_$(k.name)_isa(void);
 
 @ end
+@ for _, d in ipairs(extra_decls) do
+$(d)
+@ end
 /* Every variant of this pack compiled for this architecture, plus one
  * KG_ISA_AUTO entry per kernel for the dispatcher. */
 extern const kg_variant $(spec.name)_variants[];

@@ -1,0 +1,99 @@
+# kgen: generate, build and test specialized normalization kernels.
+#   make demo   generate specs/qwen3-8b.lua, build it, run every variant
+#   make test   the whole test suite (installs missing Debian packages)
+#   make clean  remove out/ and build/
+# Parts of the suite live in mk/*.mk fragments; each appends its test
+# targets to TEST_TARGETS.
+
+SHELL := /bin/bash
+KGEN := gen/kgen
+OUT := out
+BUILD := build
+CC ?= cc
+CSTD := -std=c11
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
+GEN_DEPS := $(wildcard gen/*.lua gen/*/*.lua gen/kgen templates/*.tpl templates/*/*.tpl runtime/*.c runtime/*.h)
+RUNTIME_SRC := runtime/kg_cpu.c runtime/kg_dispatch.c
+DEMO_SPEC := specs/qwen3-8b.lua
+DEMO_NAME := qwen3_8b
+
+TEST_TARGETS :=
+CLEAN_FILES :=
+
+.PHONY: all deps demo test clean lint busted test-runtime test-kernels \
+        test-packs-compile
+.DELETE_ON_ERROR:
+
+all: $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h
+
+# Why: every entry point installs what is missing first (apt-get as root,
+# otherwise the exact command is printed).
+deps:
+	@sh .ci/deps.sh
+
+$(BUILD):
+	@mkdir -p $(BUILD)
+
+# --- packs -----------------------------------------------------------------
+$(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h: $(DEMO_SPEC) $(GEN_DEPS)
+	$(KGEN) $(DEMO_SPEC) -o $(OUT)
+
+$(OUT)/kgt/kgt.h: tests/specs/kgt.lua $(GEN_DEPS)
+	$(KGEN) tests/specs/kgt.lua -o $(OUT)
+
+# --- demo ------------------------------------------------------------------
+$(BUILD)/demo: tests/demo.c tests/ref.c tests/ref.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/$(DEMO_NAME) -Itests \
+	  -DKG_PACK_HEADER='"$(DEMO_NAME).h"' -DKG_PACK_VARIANTS=$(DEMO_NAME)_variants \
+	  -DKG_PACK_NUM=$(DEMO_NAME)_num_variants \
+	  tests/demo.c tests/ref.c $(OUT)/$(DEMO_NAME)/*.c -lm -o $@
+
+demo: deps $(BUILD)/demo
+	$(BUILD)/demo
+
+# --- tests -----------------------------------------------------------------
+lint:
+	luacheck -q gen tests/lua
+	@echo "luacheck: clean"
+
+busted:
+	busted --lua=luajit tests/lua
+	busted --lua=lua5.4 tests/lua
+
+$(BUILD)/test_runtime: tests/test_runtime.c $(RUNTIME_SRC) runtime/*.h | $(BUILD)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -Iruntime $(CHECK_CFLAGS) tests/test_runtime.c \
+	  $(RUNTIME_SRC) $(CHECK_LIBS) -lm -o $@
+
+test-runtime: $(BUILD)/test_runtime
+	$(BUILD)/test_runtime
+
+KT_SRC = tests/test_kernels.c tests/ref.c $(wildcard tests/kt_*.c)
+$(BUILD)/test_kernels: $(KT_SRC) $(wildcard tests/*.h) $(OUT)/kgt/kgt.h | $(BUILD)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) $(KT_SRC) \
+	  $(OUT)/kgt/*.c $(CHECK_LIBS) -lm -o $@
+
+test-kernels: $(BUILD)/test_kernels
+	$(BUILD)/test_kernels
+
+# Why: the pack's promise to embedders: every file compiles warning-free
+# under gcc and clang, and with a plain `cc -O2 -c` (no target flags).
+test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
+	@set -e; for p in $(OUT)/kgt $(OUT)/$(DEMO_NAME); do \
+	  for f in $$p/*.c; do \
+	    for c in gcc clang; do $$c $(CSTD) -O2 $(WARN) -c $$f -o $(BUILD)/cc_check.o; done; \
+	    cc -O2 -c $$f -o $(BUILD)/cc_check.o; \
+	  done; \
+	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c: ok"
+
+TEST_TARGETS += lint busted test-runtime test-kernels test-packs-compile
+
+-include $(sort $(wildcard mk/*.mk))
+
+test: deps
+	@$(MAKE) --no-print-directory $(TEST_TARGETS)
+
+clean:
+	rm -rf $(OUT) $(BUILD) $(CLEAN_FILES)

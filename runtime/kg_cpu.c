@@ -1,0 +1,127 @@
+/* kg_cpu.c: which ISA levels this CPU *and* its OS can run.
+ *
+ * Every external function here is __attribute__((weak)): each generated
+ * pack embeds its own copy of the runtime, and weak definitions let two
+ * packs be linked into one program without duplicate-symbol errors (the
+ * linker keeps one copy; all copies are identical in behaviour).  Helpers
+ * and the cache are static, so each copy has its own, which is harmless. */
+#include "kg_cpu.h"
+
+#include <string.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMD
+#define HWCAP_ASIMD (1ul << 1) /* arch/arm64/include/uapi/asm/hwcap.h */
+#endif
+#endif
+
+#define KG_CPU_VALID 0x80000000u /* set in the cache once detection ran */
+
+/* Cached detection result: bit (1 << isa) per level the machine has, plus
+ * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
+ * atomic store (no lock, no once-flag) is enough. */
+static unsigned kg_cpu_cache;
+
+static const char *const kg_cpu_names[KG_ISA_COUNT] = {
+    "scalar", "avx2", "avx512", "neon", "cuda", "auto"};
+
+#if defined(__x86_64__) || defined(__i386__)
+/* Why: XCR0 says which register state the OS saves on a context switch;
+ * CPUID alone would report AVX on a kernel that never enabled YMM/ZMM.
+ * Raw `xgetbv` so no -mxsave is needed; only called once OSXSAVE is set
+ * (otherwise the instruction faults). */
+static unsigned long long kg_cpu_xgetbv0(void) {
+  unsigned eax, edx;
+  __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+  return ((unsigned long long)edx << 32) | eax;
+}
+
+/* Why: a level counts only if every feature its code uses is present AND
+ * the OS enabled the state: AVX2 level = AVX+AVX2+FMA+F16C with YMM state
+ * (XCR0 & 0x6); AVX-512 level = AVX2 level + F/BW/DQ/VL with opmask, ZMM
+ * hi256 and hi16-ZMM state (XCR0 & 0xE6). */
+static unsigned kg_cpu_detect_x86(void) {
+  unsigned a, b, c, d, b7 = 0, mask = 0;
+  unsigned long long xcr0;
+  int avx_ok, ymm_os, zmm_os, avx512_ok;
+  if (!__get_cpuid_count(1, 0, &a, &b, &c, &d))
+    return 0;
+  if (!((c >> 27) & 1u)) /* OSXSAVE: without it no AVX state, no xgetbv */
+    return 0;
+  avx_ok = ((c >> 12) & 1u) && ((c >> 28) & 1u) && ((c >> 29) & 1u);
+  xcr0 = kg_cpu_xgetbv0();
+  ymm_os = (xcr0 & 0x6u) == 0x6u;
+  zmm_os = (xcr0 & 0xe6u) == 0xe6u;
+  if (__get_cpuid_count(7, 0, &a, &b7, &c, &d) == 0)
+    b7 = 0;
+  if (avx_ok && ymm_os && ((b7 >> 5) & 1u)) {
+    mask |= 1u << KG_ISA_AVX2;
+    avx512_ok = ((b7 >> 16) & 1u) && ((b7 >> 17) & 1u) &&
+                ((b7 >> 30) & 1u) && ((b7 >> 31) & 1u);
+    if (avx512_ok && zmm_os)
+      mask |= 1u << KG_ISA_AVX512;
+  }
+  return mask;
+}
+#endif
+
+/* Why: one place that knows every architecture; the result never changes
+ * while the process runs, so it is computed once and cached. */
+static unsigned kg_cpu_mask(void) {
+  unsigned m = __atomic_load_n(&kg_cpu_cache, __ATOMIC_ACQUIRE);
+  if (m & KG_CPU_VALID)
+    return m;
+  m = 1u << KG_ISA_SCALAR;
+#if defined(__x86_64__) || defined(__i386__)
+  m |= kg_cpu_detect_x86();
+#elif defined(__aarch64__) && defined(__linux__)
+  if (getauxval(AT_HWCAP) & HWCAP_ASIMD)
+    m |= 1u << KG_ISA_NEON;
+#elif defined(__aarch64__)
+  m |= 1u << KG_ISA_NEON; /* Advanced SIMD is mandatory in the AArch64 ABI */
+#endif
+  m |= KG_CPU_VALID;
+  __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
+  return m;
+}
+
+/* Why: the question every dispatcher and test asks about one level. */
+__attribute__((weak)) int kg_cpu_has(int isa) {
+  if (isa < 0 || isa >= KG_ISA_CUDA) /* cuda/auto are never CPU levels */
+    return 0;
+  return (kg_cpu_mask() >> isa) & 1u;
+}
+
+/* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */
+__attribute__((weak)) int kg_cpu_best(void) {
+  if (kg_cpu_has(KG_ISA_AVX512))
+    return KG_ISA_AVX512;
+  if (kg_cpu_has(KG_ISA_AVX2))
+    return KG_ISA_AVX2;
+  if (kg_cpu_has(KG_ISA_NEON))
+    return KG_ISA_NEON;
+  return KG_ISA_SCALAR;
+}
+
+/* Why: the one spelling of each level, shared by KGEN_ISA, reports and
+ * generated symbol suffixes. */
+__attribute__((weak)) const char *kg_cpu_isa_name(int isa) {
+  if (isa < 0 || isa >= KG_ISA_COUNT)
+    return "?";
+  return kg_cpu_names[isa];
+}
+
+/* Why: the inverse of kg_cpu_isa_name, exact and case-sensitive, so one
+ * name means one level everywhere. */
+__attribute__((weak)) int kg_cpu_isa_from_name(const char *name) {
+  int i;
+  if (name == NULL)
+    return -1;
+  for (i = 0; i < KG_ISA_COUNT; i++)
+    if (strcmp(name, kg_cpu_names[i]) == 0)
+      return i;
+  return -1;
+}
