@@ -92,7 +92,12 @@ local function kernel_body(dirs, spec, k, V)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
+  env.nt = false
   env.row_body = render(dirs, op.row, env)
+  if op.nt_stores and V.store_nt and not p.in_regs then
+    env.nt = true
+    env.row_body_nt = render(dirs, op.row, env)
+  end
   env.slow_fn = render(dirs, op.slow, env)
   return render(dirs, op.frame, env)
 end

@@ -11,6 +11,7 @@
 #include <$(inc)>
 @ end
 #include <float.h>
+#include <stdint.h>
 #include <math.h>
 #include "kg_convert.h"
 
@@ -18,6 +19,15 @@
 #define KG_NOINLINE __attribute__((noinline, cold))
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")
+/* Output size from which out-of-place kernels use non-temporal stores
+ * (override with -DKG_NT_BYTES=...); y must be 64-byte aligned with a
+ * stride of whole cache lines, and must not be x. */
+#ifndef KG_NT_BYTES
+#define KG_NT_BYTES ((size_t)16 << 20)
+#endif
+#define KG_USE_NT(y, ys, rows, x) \
+  ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && ((uintptr_t)(y) & 63) == 0 && \
+   (((ys) * sizeof(*(y))) & 63) == 0 && (const void *)(y) != (const void *)(x))
 
 $(prelude)
 @ for _, body in ipairs(bodies) do

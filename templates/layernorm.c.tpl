@@ -11,6 +11,19 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
   const $(c.I.vt) bv$(i) = $(c.I.load(T, "beta", c.off, c.n));
 @   end
 @ end
+@ if row_body_nt then
+  /* Outputs far larger than the caches go around them (non-temporal
+   * stores) when y is aligned for it and is not x. */
+  if (KG_USE_NT(y, y_stride, rows, x)) {
+    for (size_t r = 0; r < rows; r++) {
+      const $(CT) *xr = x + r * x_stride;
+      $(CT) *yr = y + r * y_stride;
+$(row_body_nt)
+    }
+    _mm_sfence();
+    return;
+  }
+@ end
   for (size_t r = 0; r < rows; r++) {
     const $(CT) *xr = x + r * x_stride;
     $(CT) *yr = y + r * y_stride;

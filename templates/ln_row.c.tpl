@@ -14,7 +14,9 @@
 @ local function out(c, xv, i)
 @   local vm = (c.I == V) and "vm" or "mf"
 @   local vr = (c.I == V) and "vr" or "rs"
-@   return c.I.store(T, yr, c.off, c.n, c.I.fma(c.I.mul(c.I.sub(xv, vm), vr), gam(c, i), bet(c, i)))
+@   local v = c.I.fma(c.I.mul(c.I.sub(xv, vm), vr), gam(c, i), bet(c, i))
+@   if nt and c.I.store_nt and c.n == c.I.W then return c.I.store_nt(T, yr, c.off, v) end
+@   return c.I.store(T, yr, c.off, c.n, v)
 @ end
 @ if p.in_regs then
 @   local s = row.accumulate(p, "s")

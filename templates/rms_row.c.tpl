@@ -9,6 +9,9 @@
 @ local function out(c, xv, rv, i)
 @   local h = c.I.mul(xv, rv)
 @   if k.rounding == "hf" then h = c.I.round(T, h) end
+@   if nt and c.I.store_nt and c.n == c.I.W then
+@     return c.I.store_nt(T, yr, c.off, c.I.mul(h, wt(c, i)))
+@   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
 @ end
 @ if p.in_regs then

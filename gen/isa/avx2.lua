@@ -29,6 +29,18 @@ function M.store(dtype, base, off, _, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
 end
 
+-- Why: non-temporal stores for outputs far larger than the caches; only
+-- full vectors at 32-byte (f32) / 16-byte (16-bit) aligned addresses.
+function M.store_nt(dtype, base, off, v)
+  local p = base .. " + " .. off
+  if dtype == "f32" then return "_mm256_stream_ps(" .. p .. ", " .. v .. ");" end
+  if dtype == "bf16" then
+    return "_mm_stream_si128((__m128i *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
+  end
+  return "_mm_stream_si128((__m128i *)(" .. p .. "), _mm256_cvtps_ph(" .. v
+    .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
+end
+
 function M.round(dtype, v)
   if dtype == "f32" then return v end
   if dtype == "bf16" then return "kgi_avx2_round_bf16(" .. v .. ")" end

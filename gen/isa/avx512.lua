@@ -41,6 +41,17 @@ function M.store(dtype, base, off, n, v)
   return "_mm256_mask_storeu_epi16(" .. p .. ", " .. mask(n) .. ", " .. h .. ");"
 end
 
+-- Why: non-temporal stores for outputs far larger than the caches; only
+-- full vectors at 64-byte (f32) / 32-byte (16-bit) aligned addresses.
+function M.store_nt(dtype, base, off, v)
+  local p = base .. " + " .. off
+  if dtype == "f32" then return "_mm512_stream_ps(" .. p .. ", " .. v .. ");" end
+  local h
+  if dtype == "bf16" then h = "kgi_avx512_to_bf16(" .. v .. ")"
+  else h = "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
+  return "_mm256_stream_si256((__m256i *)(" .. p .. "), " .. h .. ");"
+end
+
 function M.round(dtype, v)
   if dtype == "f32" then return v end
   if dtype == "bf16" then return "kgi_avx512_round_bf16(" .. v .. ")" end

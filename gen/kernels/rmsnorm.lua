@@ -3,6 +3,7 @@
 return {
   op = "rmsnorm",
   live = 2,                       -- x and w kept in registers
+  nt_stores = true,               -- out of place: may bypass the caches
   frame = "rmsnorm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   -- the C parameter list; "T" is the storage type
   params = {
