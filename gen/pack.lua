@@ -71,6 +71,11 @@ local function proto(spec, k, isa)
   return "void " .. sym(spec, k, isa) .. "(" .. typed .. ")"
 end
 
+-- Why: multi-line C from Lua helpers, indented to sit in a template.
+local function indent(text, pad)
+  return (text:gsub("\n", "\n" .. pad))
+end
+
 -- Why: the body (slow path + function) of one kernel for one ISA.
 local function kernel_body(dirs, spec, k, V)
   local S = isa_table("scalar")
@@ -81,11 +86,11 @@ local function kernel_body(dirs, spec, k, V)
   local env = {
     spec = spec, k = k, V = V, S = S, p = p, row = row, util = util,
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
-    sym = s, slow = s .. "_slow", attr = attr,
+    sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
   }
-  local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60f" or ""
-  env.slow_test = "!(ss <= FLT_MAX)" .. tiny
+  local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
+  env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
   for key, v in pairs(op.row_env) do env[key] = v end
   env.wload = function(c)
     local e = c.I.load(env.T, "w", c.off, c.n)

@@ -1,8 +1,9 @@
 @ -- One LayerNorm row: xr -> yr (may alias).  Corrected two-pass: m1 = the
-@ -- f32 mean; then d = x - m1 gives sum(d) and sum(d^2), so the mean is
-@ -- m1 + sum(d)/D and var = sum(d^2)/D - (sum(d)/D)^2 (Chan et al.).  x - m1
-@ -- is exact-ish near the mean, so large offsets with a small spread stay
-@ -- accurate, and a constant row whose mean rounds back gives beta exactly.
+@ -- mean from a first sum; then d = x - m1 gives sum(d) and sum(d^2), so the
+@ -- mean is m1 + sum(d)/D and var = sum(d^2)/D - (sum(d)/D)^2 (Chan et al.).
+@ -- x - m1 is nearly exact near the mean, so large offsets with a small
+@ -- spread stay accurate, and a constant row whose mean rounds back to the
+@ -- constant gives beta exactly.  Sums are blocked into double (row.reduce).
 @ local function gam(c, i)
 @   if p.hoist_w then return "gv" .. i end
 @   return c.I.load(T, "gamma", c.off, c.n)
@@ -18,86 +19,37 @@
 @   if nt and c.I.store_nt and c.n == c.I.W then return c.I.store_nt(T, yr, c.off, v) end
 @   return c.I.store(T, yr, c.off, c.n, v)
 @ end
+@ local function ld(c) return c.I.load(T, xr, c.off, c.n) end
+@ local sum = { { var = "s", term = function(A, acc, v) return A.acc_add(acc, v) end } }
+@ local dev = {
+@   { var = "sd", term = function(A, acc, v) return A.acc_add(acc, v) end },
+@   { var = "sq", term = function(A, acc, v) return A.acc_fma(v, v, acc) end },
+@ }
+@ local function centre(c, v, tag)
+@   local e = "e" .. tag
+@   return "const " .. c.I.vt .. " " .. e .. " = " .. row.sub(c, v, c.I == V and "vm1" or "m1") .. ";", e
+@ end
+@ local vals = nil
 @ if p.in_regs then
-@   local s = row.accumulate(p, "s")
-@   local d = row.accumulate(p, "d")
-@   local q = row.accumulate(p, "q")
+@   vals = {}
 @   for i, c in ipairs(p.chunks) do
-      const $(c.I.vt) x$(i) = $(c.I.load(T, xr, c.off, c.n));
+@     vals[i] = "x" .. i
+      const $(c.I.vt) x$(i) = $(ld(c));
 @   end
-@   for _, c in ipairs(s.chunks) do
-@     if c.first then
-      $(c.I.vt) $(c.acc) = x$(c.idx);
-@     else
-      $(c.acc) = $(c.I.add(c.acc, "x" .. c.idx));
-@     end
-@   end
-      const float m1 = (float)((double)($(s.total)) / $(D));
+@ end
+      $(indent(row.reduce(p, sum, ld, nil, vals), "      "))
+      const float m1 = (float)(s / $(D));
 @ if p.has_vec then
       const $(V.vt) vm1 = $(V.set1("m1"));
 @ end
-@   for j, c in ipairs(d.chunks) do
-      const $(c.I.vt) e$(c.idx) = $(c.I.sub("x" .. c.idx, c.I == V and "vm1" or "m1"));
-@     if c.first then
-      $(c.I.vt) $(c.acc) = e$(c.idx);
-      $(c.I.vt) $(q.chunks[j].acc) = $(c.I.mul("e" .. c.idx, "e" .. c.idx));
-@     else
-      $(c.acc) = $(c.I.add(c.acc, "e" .. c.idx));
-      $(q.chunks[j].acc) = $(c.I.fma("e" .. c.idx, "e" .. c.idx, q.chunks[j].acc));
-@     end
-@   end
-      const float sd = $(d.total);
-      const float sq = $(q.total);
-@ else
-@   local s = row.accumulate(p, "s")
-@   local d = row.accumulate(p, "d")
-@   local q = row.accumulate(p, "q")
-      $(V.vt) s1 = $(V.zero()), s2 = $(V.zero()), s3 = $(V.zero()), s4 = $(V.zero());
-      for (size_t i = 0; i < $(p.loop_end); i += $(p.step)) {
-@   for j, c in ipairs(p.block) do
-        s$(j) = $(V.add("s" .. j, V.load(T, xr, c.off, c.n)));
-@   end
-      }
-@   for _, c in ipairs(s.chunks) do
-@     if c.first then
-      $(c.I.vt) $(c.acc) = $(c.I.load(T, xr, c.off, c.n));
-@     else
-      $(c.acc) = $(c.I.add(c.acc, c.I.load(T, xr, c.off, c.n)));
-@     end
-@   end
-      const float m1 = (float)((double)($(s.total)) / $(D));
-@ if p.has_vec then
-      const $(V.vt) vm1 = $(V.set1("m1"));
-@ end
-      $(V.vt) d1 = $(V.zero()), d2 = $(V.zero()), d3 = $(V.zero()), d4 = $(V.zero());
-      $(V.vt) q1 = $(V.zero()), q2 = $(V.zero()), q3 = $(V.zero()), q4 = $(V.zero());
-      for (size_t i = 0; i < $(p.loop_end); i += $(p.step)) {
-@   for j, c in ipairs(p.block) do
-        const $(V.vt) e$(j) = $(V.sub(V.load(T, xr, c.off, c.n), "vm1"));
-        d$(j) = $(V.add("d" .. j, "e" .. j));
-        q$(j) = $(V.fma("e" .. j, "e" .. j, "q" .. j));
-@   end
-      }
-@   for j, c in ipairs(d.chunks) do
-      const $(c.I.vt) e$(c.idx) = $(c.I.sub(c.I.load(T, xr, c.off, c.n), c.I == V and "vm1" or "m1"));
-@     if c.first then
-      $(c.I.vt) $(c.acc) = e$(c.idx);
-      $(c.I.vt) $(q.chunks[j].acc) = $(c.I.mul("e" .. c.idx, "e" .. c.idx));
-@     else
-      $(c.acc) = $(c.I.add(c.acc, "e" .. c.idx));
-      $(q.chunks[j].acc) = $(c.I.fma("e" .. c.idx, "e" .. c.idx, q.chunks[j].acc));
-@     end
-@   end
-      const float sd = $(d.total);
-      const float sq = $(q.total);
-@ end
-      if (KG_UNLIKELY(!(sq <= FLT_MAX))) {
+      $(indent(row.reduce(p, dev, ld, centre, vals), "      "))
+      if (KG_UNLIKELY(!(sq <= (double)FLT_MAX))) {
         $(slow)(xr, yr, gamma, beta, $(mean_out), $(rstd_out));
         continue;
       }
-      const double corr = (double)sd / $(D);
+      const double corr = sd / $(D);
       const double mu = (double)m1 + corr;
-      double var = (double)sq / $(D) - corr * corr;
+      double var = sq / $(D) - corr * corr;
       if (var < 0.0) var = 0.0;
       const float rs = (float)(1.0 / sqrt(var + (double)$(EPS)));
       const float mf = (float)mu;
@@ -105,8 +57,6 @@
       if (rstd) rstd[r] = rs;
 @ if p.has_vec then
       const $(V.vt) vm = $(V.set1("mf"));
-@ end
-@ if p.has_vec then
       const $(V.vt) vr = $(V.set1("rs"));
 @ end
 @ if p.in_regs then
@@ -114,12 +64,12 @@
       $(out(c, "x" .. i, i))
 @   end
 @ else
-      for (size_t i = 0; i < $(p.loop_end); i += $(p.step)) {
+      for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
 @   for j, c in ipairs(p.block) do
-        $(out(c, V.load(T, xr, c.off, c.n), j))
+        $(out(c, ld(c), j))
 @   end
       }
-@   for _, c in ipairs(row.accumulate(p, "z").chunks) do
-      $(out(c, c.I.load(T, xr, c.off, c.n), c.idx))
+@   for j, c in ipairs(p.rest) do
+      $(out(c, ld(c), j))
 @   end
 @ end

@@ -63,6 +63,7 @@ function M.zero() return "_mm512_setzero_ps()" end
 function M.set1(s) return "_mm512_set1_ps(" .. s .. ")" end
 function M.add(a, b) return "_mm512_add_ps(" .. a .. ", " .. b .. ")" end
 function M.sub(a, b) return "_mm512_sub_ps(" .. a .. ", " .. b .. ")" end
+function M.sub_masked(a, b, n) return "_mm512_maskz_sub_ps(" .. mask(n) .. ", " .. a .. ", " .. b .. ")" end
 function M.mul(a, b) return "_mm512_mul_ps(" .. a .. ", " .. b .. ")" end
 function M.fma(a, b, c) return "_mm512_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function M.hsum(v) return "_mm512_reduce_add_ps(" .. v .. ")" end

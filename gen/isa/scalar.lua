@@ -36,4 +36,12 @@ function M.fma(a, b, c) return "(" .. a .. " * " .. b .. " + " .. c .. ")" end
 function M.hsum(v) return v end
 function M.prelude() return "" end
 
+-- Sums accumulate in double: free for scalar code and exact enough that
+-- the scalar variant is the accurate baseline SIMD is compared with.
+M.acc_vt = "double"
+function M.acc_zero() return "0.0" end
+function M.acc_fma(a, b, c) return "(" .. c .. " + (double)" .. a .. " * " .. b .. ")" end
+function M.acc_add(c, a) return "(" .. c .. " + (double)" .. a .. ")" end
+function M.acc_hsum(v) return v end
+
 return M

@@ -10,44 +10,6 @@ M.NACC = 4
 
 local function floor_div(a, b) return math.floor(a / b) end
 
--- Why: assign round-robin accumulators so consecutive chunks feed
--- independent dependency chains; tails (scalar table) get their own.
-local function assign(chunks, V, prefix, nacc_start)
-  local nv, nt = 0, 0
-  for _, c in ipairs(chunks) do
-    if c.I == V then
-      local a = (nv % M.NACC) + 1
-      c.acc = prefix .. a
-      c.first = (nacc_start == nil) and (nv < M.NACC)
-      nv = nv + 1
-    else
-      nt = nt + 1
-      c.acc = prefix .. "t" .. nt
-      c.first = true
-    end
-  end
-  return nv, nt
-end
-
--- Why: a reduction expression that adds accumulators as a tree.
-local function reduce(V, S, prefix, nvacc, nt)
-  local terms = {}
-  for a = 1, nvacc do terms[#terms + 1] = prefix .. a end
-  while #terms > 1 do
-    local nxt = {}
-    for i = 1, #terms, 2 do
-      nxt[#nxt + 1] = terms[i + 1] and V.add(terms[i], terms[i + 1]) or terms[i]
-    end
-    terms = nxt
-  end
-  local e = terms[1] and V.hsum(terms[1]) or nil
-  for t = 1, nt do
-    local s = prefix .. "t" .. t
-    e = e and S.add(e, s) or s
-  end
-  return e or S.zero()
-end
-
 -- Why: the chunks covering [from, from + n) with constant offsets.
 local function span(V, S, from, n)
   local chunks = {}
@@ -88,7 +50,10 @@ function M.plan(V, S, dim, live)
   else
     local step = M.NACC * V.W
     p.step = util.int(step)
-    p.loop_end = util.int(floor_div(dim, step) * step)
+    p.loop_end = floor_div(dim, step) * step
+    -- blocks of about 256 elements bound the length of any f32 partial sum
+    p.B = math.max(1, floor_div(256, step)) * step
+    p.blk_end = floor_div(p.loop_end, p.B) * p.B
     p.block = {}
     for j = 0, M.NACC - 1 do
       p.block[#p.block + 1] = { I = V, off = "i + " .. util.int(j * V.W), n = V.W,
@@ -101,18 +66,117 @@ function M.plan(V, S, dim, live)
   return p
 end
 
--- Why: accumulator bookkeeping for one reduction over the plan's chunks
--- (ops run several reductions: sum, sum of squares...).
-function M.accumulate(p, prefix)
-  local list = p.in_regs and p.chunks or p.rest
-  local copy = {}
-  for i, c in ipairs(list) do
-    copy[i] = { I = c.I, off = c.off, n = c.n, idx = i }
+-- Why: accumulator operations of a table.  Vector tables accumulate in
+-- their own f32 vectors (blocked and flushed to double, see M.reduce);
+-- the scalar table may define acc_* to accumulate in double directly.
+function M.acc(I)
+  if I.acc_vt then return I end
+  return {
+    acc_vt = I.vt,
+    acc_zero = I.zero,
+    acc_fma = I.fma,                                   -- a * b + c
+    acc_add = I.add,                                   -- c + a
+    acc_hsum = function(v) return "(double)" .. I.hsum(v) end,
+  }
+end
+
+-- Why: x - m where masked-off tail lanes must stay 0 (they are summed).
+function M.sub(c, a, b)
+  if c.n < c.I.W and c.I.sub_masked then return c.I.sub_masked(a, b, c.n) end
+  return c.I.sub(a, b)
+end
+
+-- Why: the C code of one or more sums over a row, blocked so that f32
+-- partial sums never run long: full blocks of about 256 elements are
+-- reduced to double and added up there, which keeps the error of a
+-- 16384-wide sum at a few ULP even for adversarial (constant) rows.
+--   sums: list of { var = "ss", term = function(I, acc, v) -> new acc expr }
+--   load: function(c) -> expression of the chunk's f32 value
+--   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
+-- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
+function M.reduce(p, sums, load, pre, vals)
+  local V, S = p.V, p.S
+  local AV, AS = M.acc(V), M.acc(S)
+  local out = {}
+  local function emit(s) out[#out + 1] = s end
+  local function body(chunks, ind, tag, fixed)
+    local ntail = 0
+    for j, c in ipairs(chunks) do
+      local v = fixed and fixed[j] or ("(" .. load(c) .. ")")
+      if pre then
+        local decl
+        decl, v = pre(c, v, tag .. j)
+        emit(ind .. decl)
+      elseif not fixed then
+        emit(ind .. "const " .. c.I.vt .. " " .. tag .. j .. " = " .. v .. ";")
+        v = tag .. j
+      end
+      for _, sm in ipairs(sums) do
+        if c.I == V then
+          local a = sm.var .. ((j - 1) % M.NACC + 1)
+          emit(ind .. a .. " = " .. sm.term(AV, a, v) .. ";")
+        else
+          ntail = ntail + 1
+          local a = sm.var .. "t"
+          emit(ind .. a .. " = " .. sm.term(AS, a, v) .. ";")
+        end
+      end
+    end
+    return ntail > 0
   end
-  local nv, nt = assign(copy, p.V, prefix, (not p.in_regs) and 1 or nil)
-  local nvacc = p.in_regs and math.min(nv, M.NACC) or M.NACC
-  return { chunks = copy, nvacc = nvacc, nt = nt,
-           total = reduce(p.V, p.S, prefix, nvacc, nt) }
+  local function decl(ind, tails)
+    for _, sm in ipairs(sums) do
+      local z = AV.acc_zero()
+      emit(ind .. AV.acc_vt .. " " .. sm.var .. "1 = " .. z .. ", " .. sm.var .. "2 = " .. z
+        .. ", " .. sm.var .. "3 = " .. z .. ", " .. sm.var .. "4 = " .. z .. ";")
+      if tails then emit(ind .. AS.acc_vt .. " " .. sm.var .. "t = " .. AS.acc_zero() .. ";") end
+    end
+  end
+  local function flush(ind, tails)
+    for _, sm in ipairs(sums) do
+      local v = sm.var
+      local e = AV.acc_hsum(AV.acc_add(AV.acc_add(v .. "1", v .. "2"), AV.acc_add(v .. "3", v .. "4")))
+      if tails then e = e .. " + (double)" .. v .. "t" end
+      emit(ind .. v .. " += " .. e .. ";")
+    end
+  end
+  local has_tail = false
+  local rest = p.in_regs and p.chunks or p.rest
+  for _, c in ipairs(rest) do
+    if c.I ~= V then has_tail = true end
+  end
+  for _, sm in ipairs(sums) do emit("double " .. sm.var .. " = 0.0;") end
+  if p.in_regs then
+    emit("{")
+    decl("  ", has_tail)
+    body(p.chunks, "  ", "v", vals)
+    flush("  ", has_tail)
+    emit("}")
+    return table.concat(out, "\n")
+  end
+  if p.blk_end > 0 then
+    emit("for (size_t b = 0; b < " .. util.int(p.blk_end) .. "; b += " .. util.int(p.B) .. ") {")
+    decl("  ", false)
+    emit("  for (size_t i = b; i < b + " .. util.int(p.B) .. "; i += " .. p.step .. ") {")
+    body(p.block, "    ", "v")
+    emit("  }")
+    flush("  ", false)
+    emit("}")
+  end
+  if p.loop_end > p.blk_end or #p.rest > 0 then
+    emit("{")
+    decl("  ", has_tail)
+    if p.loop_end > p.blk_end then
+      emit("  for (size_t i = " .. util.int(p.blk_end) .. "; i < " .. util.int(p.loop_end)
+        .. "; i += " .. p.step .. ") {")
+      body(p.block, "    ", "v")
+      emit("  }")
+    end
+    body(p.rest, "  ", "w")
+    flush("  ", has_tail)
+    emit("}")
+  end
+  return table.concat(out, "\n")
 end
 
 return M
