@@ -61,7 +61,7 @@ function M.hsum(v) return "kgi_avx2_hsum(" .. v .. ")" end
 function M.prelude(attr)
   return (([[
 /* Horizontal sum of 8 lanes (pairwise). */
-static inline ATTR float kgi_avx2_hsum(__m256 v)
+static inline __attribute__((unused)) ATTR float kgi_avx2_hsum(__m256 v)
 {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
@@ -70,7 +70,7 @@ static inline ATTR float kgi_avx2_hsum(__m256 v)
 }
 
 /* 8 bf16 -> 8 f32: bf16 is the high half of an f32, so widen and shift. */
-static inline ATTR __m256 kgi_avx2_load_bf16(const kg_bf16 *p)
+static inline __attribute__((unused)) ATTR __m256 kgi_avx2_load_bf16(const kg_bf16 *p)
 {
   __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
@@ -78,7 +78,7 @@ static inline ATTR __m256 kgi_avx2_load_bf16(const kg_bf16 *p)
 
 /* f32 -> bf16 bits in the low 16 of each lane: round to nearest even; a NaN
  * stays a (quiet) NaN instead of rounding into Inf. */
-static inline ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
+static inline __attribute__((unused)) ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
 {
   __m256i u = _mm256_castps_si256(v);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
@@ -88,7 +88,7 @@ static inline ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
 }
 
 /* 8 f32 -> 8 packed bf16 (lanes 0..7 in order). */
-static inline ATTR __m128i kgi_avx2_to_bf16(__m256 v)
+static inline __attribute__((unused)) ATTR __m128i kgi_avx2_to_bf16(__m256 v)
 {
   __m256i r = kgi_avx2_bf16_bits(v);
   __m256i p = _mm256_packus_epi32(r, r);
@@ -96,7 +96,7 @@ static inline ATTR __m128i kgi_avx2_to_bf16(__m256 v)
 }
 
 /* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode). */
-static inline ATTR __m256 kgi_avx2_round_bf16(__m256 v)
+static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
 {
   return _mm256_castsi256_ps(_mm256_slli_epi32(kgi_avx2_bf16_bits(v), 16));
 }

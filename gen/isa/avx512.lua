@@ -72,14 +72,14 @@ function M.hsum(v) return "_mm512_reduce_add_ps(" .. v .. ")" end
 function M.prelude(attr)
   return (([[
 /* 16 bf16 -> 16 f32 by widening and shifting into the high half. */
-static inline ATTR __m512 kgi_avx512_bf16_to_ps(__m256i h)
+static inline __attribute__((unused)) ATTR __m512 kgi_avx512_bf16_to_ps(__m256i h)
 {
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
 /* f32 -> bf16 bits in the low 16 of each lane: round to nearest even, NaN
  * stays a quiet NaN. */
-static inline ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
+static inline __attribute__((unused)) ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
 {
   __m512i u = _mm512_castps_si512(v);
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
@@ -89,13 +89,13 @@ static inline ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
 }
 
 /* 16 f32 -> 16 packed bf16. */
-static inline ATTR __m256i kgi_avx512_to_bf16(__m512 v)
+static inline __attribute__((unused)) ATTR __m256i kgi_avx512_to_bf16(__m512 v)
 {
   return _mm512_cvtepi32_epi16(kgi_avx512_bf16_bits(v));
 }
 
 /* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode). */
-static inline ATTR __m512 kgi_avx512_round_bf16(__m512 v)
+static inline __attribute__((unused)) ATTR __m512 kgi_avx512_round_bf16(__m512 v)
 {
   return _mm512_castsi512_ps(_mm512_slli_epi32(kgi_avx512_bf16_bits(v), 16));
 }
