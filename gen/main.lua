@@ -14,6 +14,12 @@ Examples:
   kgen specs/qwen3-8b.lua -o out
   kgen --op qk_norm --head-dim 128 --num-heads 32 --num-kv-heads 8 --eps 1e-6 \
        --dtype f32 --isa avx512 --name my -o out
+  kgen --hf path/to/config.json -o out          # a Hugging Face model's pack
+  kgen --hf config.json --name qwen3_8b --emit-spec specs/qwen3_8b.lua
+--hf: qwen3, qwen3_moe: rmsnorm + qk_norm; llama, mistral, mixtral, qwen2, phi3: rmsnorm;
+  gemma, gemma2: rmsnorm with (1 + w); gemma3: rmsnorm + qk_norm with (1 + w); gpt2, bert,
+  roberta, ...: layernorm.  dtype from torch_dtype (or dtype), f32 when absent.  NAME:
+  --name, else _name_or_path, the file's or folder's name, the model_type.
 Exit status: 0 ok, 2 bad spec or arguments (one line on stderr, nothing written).]])
   p:argument("spec", "Spec file (.lua table or .json)."):args("?")
   p:option("-o --out", "Output folder; the pack goes to OUT/NAME/.", "out")
@@ -30,6 +36,10 @@ Exit status: 0 ok, 2 bad spec or arguments (one line on stderr, nothing written)
   p:option("--rounding", "single (round once) or hf (transformers order).")
   p:option("--weight-offset", "Added to the weight (Gemma: 1).")
   p:option("--isa", "Comma-separated ISAs (default: all implemented).")
+  p:option("--hf", "A Hugging Face config.json: the pack that model needs (see below).")
+    :argname("<config.json>")
+  p:option("--emit-spec", "Write the spec as a Lua spec file (- for stdout) instead of the pack.")
+    :argname("<file>")
   p:flag("--print-spec", "Print the validated spec instead of writing a pack.")
   p:flag("--version", "Print the version.")
   return p
@@ -37,7 +47,8 @@ end
 
 local function num(field, s)
   if s == nil then return nil end
-  local v = tonumber(s)
+  -- LuaJIT's tonumber also reads "inf" and "nan"; Lua 5.4's does not
+  local v = (s:match("^%s*[-+]?%.?%d") or s:match("^%s*[-+]?0[xX]")) and tonumber(s) or nil
   if v == nil then
     util.fail("command line: " .. field .. ": must be a number, got " .. util.show(s))
   end
@@ -71,8 +82,10 @@ function M.run(argv, dirs)
     io.write("kgen " .. util.VERSION .. "\n")
     return 0
   end
-  local spec
-  if a.spec then
+  local spec, hf_info
+  if a.hf then
+    spec, hf_info = require("hf").load_file(a.hf, a)
+  elseif a.spec then
     if a.op then util.fail("kgen: give either a spec file or --op, not both") end
     spec = require("spec").load_file(a.spec)
   elseif a.op then
@@ -82,6 +95,10 @@ function M.run(argv, dirs)
   end
   if a.print_spec then
     io.write(util.canonical(spec) .. "\n")
+    return 0
+  end
+  if a.emit_spec then
+    require("hf").write_spec(spec, hf_info, a.emit_spec)
     return 0
   end
   local files = require("pack").render(spec, dirs)
