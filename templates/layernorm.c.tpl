@@ -5,6 +5,7 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
     const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
     float *mean, float *rstd)
 {
+  if (rows == 0) return; /* touch nothing, not even the weights */
 @ if p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) gv$(i) = $(c.I.load(T, "gamma", c.off, c.n));

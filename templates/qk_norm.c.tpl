@@ -30,6 +30,7 @@ $(row_body)
 $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
     size_t k_stride, const $(CT) *q_w, const $(CT) *k_w)
 {
+  if (tokens == 0) return; /* touch nothing, not even the weights */
   $(sym)_part(tokens, q, q_stride, q_w, $(k.num_heads));
   $(sym)_part(tokens, k, k_stride, k_w, $(k.num_kv_heads));
 }

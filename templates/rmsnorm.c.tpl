@@ -4,6 +4,7 @@ $(slow_fn)
 $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
     $(CT) *y, size_t y_stride, float *rstd)
 {
+  if (rows == 0) return; /* touch nothing, not even the weights */
 @ if p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) wv$(i) = $(wload(c));
