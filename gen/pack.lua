@@ -92,17 +92,22 @@ local function kernel_body(dirs, spec, k, V)
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
   for key, v in pairs(op.row_env) do env[key] = v end
-  env.wload = function(c)
-    local e = c.I.load(env.T, "w", c.off, c.n)
+  env.wload = function(c, ptr)
+    local e = c.I.load(env.T, ptr or "w", c.off, c.n)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
-  env.nt = false
-  env.row_body = render(dirs, op.row, env)
-  if op.nt_stores and V.store_nt and not p.in_regs then
-    env.nt = true
-    env.row_body_nt = render(dirs, op.row, env)
+  -- one rendering of the row per weight set (qk_norm: Q and K), plus a
+  -- non-temporal-store twin where the op writes out of place
+  for _, rv in ipairs(op.rows or { { key = "row_body", w = "w", wv = "wv" } }) do
+    env.w, env.wv, env.nt = rv.w, rv.wv, false
+    env[rv.key] = render(dirs, op.row, env)
+    if op.nt_stores and V.store_nt and not p.in_regs then
+      env.nt = true
+      env[rv.key .. "_nt"] = render(dirs, op.row, env)
+    end
   end
+  env.nt = false
   env.slow_fn = render(dirs, op.slow, env)
   return render(dirs, op.frame, env)
 end

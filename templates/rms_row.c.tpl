@@ -1,8 +1,8 @@
-@ -- One RMSNorm row: xr -> yr (may alias), weights hoisted in wv<i> or read
-@ -- from `w`.  Fast path: f32 math, sums blocked into double (row.reduce);
+@ -- One RMSNorm row: xr -> yr (may alias), weights hoisted in <wv><i> or
+@ -- read from pointer <w>.  Fast path: f32 math, sums blocked into double (row.reduce);
 @ -- a sum of squares beyond FLT_MAX (huge values, NaN, Inf) -> slow path.
 @ local function wt(c, i)
-@   if p.hoist_w then return "wv" .. i end
+@   if p.hoist_w then return wv .. i end
 @   local e = c.I.load(T, w, c.off, c.n)
 @   if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
 @   return e

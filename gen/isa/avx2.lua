@@ -76,15 +76,16 @@ static inline __attribute__((unused)) ATTR __m256 kgi_avx2_load_bf16(const kg_bf
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
 }
 
-/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even; a NaN
- * stays a (quiet) NaN instead of rounding into Inf. */
+/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even.
+ * Only values computed from bf16 inputs reach it, so a NaN here has zero
+ * low 16 payload bits (a propagated bf16 NaN, or the default NaN): adding
+ * the rounding bias cannot carry into the exponent, and NaN stays NaN
+ * without a compare-and-blend. */
 static inline __attribute__((unused)) ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
 {
   __m256i u = _mm256_castps_si256(v);
   __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
-  __m256i qnan = _mm256_or_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(0x40));
-  return _mm256_blendv_epi8(r, qnan, _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)));
+  return _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
 }
 
 /* 8 f32 -> 8 packed bf16 (lanes 0..7 in order). */

@@ -77,15 +77,16 @@ static inline __attribute__((unused)) ATTR __m512 kgi_avx512_bf16_to_ps(__m256i 
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even, NaN
- * stays a quiet NaN. */
+/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even.
+ * Only values computed from bf16 inputs reach it, so a NaN here has zero
+ * low 16 payload bits (a propagated bf16 NaN, or the default NaN): adding
+ * the rounding bias cannot carry into the exponent, and NaN stays NaN
+ * without a compare-and-blend. */
 static inline __attribute__((unused)) ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
 {
   __m512i u = _mm512_castps_si512(v);
   __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-  __m512i qnan = _mm512_or_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(0x40));
-  return _mm512_mask_mov_epi32(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), qnan);
+  return _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
 }
 
 /* 16 f32 -> 16 packed bf16. */

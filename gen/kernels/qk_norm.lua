@@ -2,14 +2,16 @@
 -- place; one weight vector for all Q heads, one for all K heads.
 return {
   op = "qk_norm",
-  live = 2,
+  live = 3,                       -- x, q_w and k_w kept in registers
   frame = "qk_norm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   params = {
     { "size_t", "tokens" }, { "T *", "q" }, { "size_t", "q_stride" },
     { "T *", "k" }, { "size_t", "k_stride" }, { "const T *", "q_w" },
     { "const T *", "k_w" },
   },
-  row_env = { xr = "xr", yr = "yr", w = "w", rstd_out = "NULL", rstd_store = nil },
+  row_env = { xr = "xr", yr = "yr", rstd_out = "NULL", rstd_store = nil },
+  -- the row is rendered once per weight set
+  rows = { { key = "row_q", w = "q_w", wv = "qv" }, { key = "row_k", w = "k_w", wv = "kv" } },
   layout_doc = {
     token_major = "element (t,h,d) at x[t*stride + h*head_dim + d]",
     head_major = "element (t,h,d) at x[h*stride + t*head_dim + d]",
