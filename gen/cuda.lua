@@ -1,10 +1,174 @@
--- cuda.lua: the CUDA backend's pack files (NAME_cuda.cu) and the header
--- declarations of its host wrappers.  Not implemented yet: adds nothing.
+-- cuda.lua: the CUDA backend.  When a spec asks for isa "cuda" it adds
+-- NAME_cuda.cu (kernels, extern "C" host wrappers, a variant table) to the
+-- pack and the wrappers' plain-C declarations to NAME.h.  This file holds
+-- the plan (how a row is laid over threads); templates/cuda/ hold the code.
 local M = {}
 
+M.WARP = 32
+-- rows up to this width get one warp each (several rows per block), wider
+-- rows one block each
+M.WARP_MAX_DIM = 256
+M.WARPS_PER_BLOCK = 4
+-- a warp works on rows of about this many bytes at once (up to 4 rows),
+-- so that short rows still keep enough loads in flight
+M.WARP_BYTES = 1024
+M.MAX_ROWS_PER_WARP = 4
+M.MAX_LANE_VECS = 8
+-- a block-per-row thread holds about this many elements of the row
+-- (registers: 16 f32 values, or 8 registers of packed 16-bit values)
+M.ELEMS_PER_THREAD = 16
+M.MIN_THREADS, M.MAX_THREADS = 64, 1024
+M.REGS_PER_SM, M.MAX_REGS = 65536, 64
+
+local BYTES = { f32 = 4, bf16 = 2, f16 = 2 }
+local DTYPE_STRUCT = { f32 = "kg_cu_f32", bf16 = "kg_cu_bf16", f16 = "kg_cu_f16" }
+local TEMPLATE = { rmsnorm = "cuda/rmsnorm.cu.tpl", qk_norm = "cuda/qk_norm.cu.tpl",
+  layernorm = "cuda/layernorm.cu.tpl" }
+local ROW = { rmsnorm = "cuda/rms_row.cu.tpl", qk_norm = "cuda/rms_row.cu.tpl",
+  layernorm = "cuda/ln_row.cu.tpl" }
+
+local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
+
+-- Why: the widest power-of-two vector (at most `cap` elements) that tiles
+-- the row exactly, so every vector lies inside the row and aligned rows
+-- stay aligned.
+local function vec_elems(dim, cap)
+  local ve = 1
+  while ve * 2 <= cap and dim % (ve * 2) == 0 do ve = ve * 2 end
+  return ve
+end
+
+-- Why: one way of laying a row of `dim` elements over the threads of a row
+-- group: vector v = c*L + t (chunk c, thread t) holds elements
+-- [v*VE, v*VE + VE).  Consecutive threads touch consecutive vectors, so
+-- every load instruction of a warp is one contiguous, coalesced span.
+local function layout(dim, ve, warp, name, rows)
+  local nv = math.floor(dim / ve)
+  local L, nt
+  if warp then
+    L = M.WARP
+    nt = M.WARP * M.WARPS_PER_BLOCK
+  else
+    -- (element layout: a 16-bit element takes a whole register; half)
+    local per = (ve == 1) and math.floor(M.ELEMS_PER_THREAD / 2)
+      or math.floor(M.ELEMS_PER_THREAD / ve)
+    L = ceil_div(ceil_div(nv, per), M.WARP) * M.WARP
+    L = math.min(M.MAX_THREADS, math.max(M.MIN_THREADS, L))
+    nt = L
+  end
+  local C = ceil_div(nv, L)
+  return {
+    name = name, VE = ve, NV = nv, L = L, C = C, NT = nt, NW = math.floor(nt / M.WARP),
+    -- resident blocks asked of the compiler: caps registers at 64 a thread
+    -- so that several rows stay in flight per SM
+    MINB = math.floor(M.REGS_PER_SM / (nt * M.MAX_REGS)),
+    R = rows, warp = warp,
+  }
+end
+
+-- Why: the plan of one kernel: the row group (warp or block) and the
+-- layouts the host wrapper picks from at run time: "vec" (16-byte or
+-- narrower vector loads, when pointers and strides are aligned) and "el"
+-- (one element per access, any alignment).  Only "el" when VE is 1.
+function M.plan(k)
+  local bytes = BYTES[k.dtype]
+  local warp = k.dim <= M.WARP_MAX_DIM
+  local cap = math.floor(16 / bytes)
+  if warp then
+    -- keep all 32 lanes busy before widening the vectors
+    local per_lane = 1
+    while per_lane * 2 * M.WARP <= k.dim do per_lane = per_lane * 2 end
+    cap = math.min(cap, per_lane)
+  end
+  local ve = vec_elems(k.dim, cap)
+  -- rows a row group works on at once
+  local R = 1
+  if warp then
+    R = math.floor(M.WARP_BYTES / (k.dim * bytes))
+    R = math.max(1, math.min(M.MAX_ROWS_PER_WARP, R))
+  end
+  local paths = {}
+  if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vec", R) end
+  paths[#paths + 1] = layout(k.dim, 1, warp, "el", R)
+  -- registers: at most MAX_LANE_VECS row vectors of x per lane
+  for _, l in ipairs(paths) do
+    l.R = math.max(1, math.min(l.R, math.floor(M.MAX_LANE_VECS / l.C)))
+    l.RPB = warp and (M.WARPS_PER_BLOCK * l.R) or 1 -- rows per block
+  end
+  return { warp = warp, bytes = bytes, VE = ve, VB = ve * bytes, paths = paths,
+    WPB = M.WARPS_PER_BLOCK }
+end
+
+local function has_cuda(spec)
+  for _, isa in ipairs(spec.isa) do
+    if isa == "cuda" then return true end
+  end
+  return false
+end
+
+-- Why: the environment of one kernel's templates: the plan, the baked
+-- constants (formatted once, here) and the typed prototype.
+local function kernel_env(ctx, k)
+  local util = ctx.util
+  local s = ctx.sym(k, "cuda")
+  local typed = ctx.signature(k)
+  local env = {
+    spec = ctx.spec, k = k, P = M.plan(k), util = util, sym = s,
+    S = ctx.ctype[k.dtype], DT = DTYPE_STRUCT[k.dtype], T = k.dtype,
+    D = util.int(k.dim), EPS = util.f32(k.eps), INV_D = util.f64(1 / k.dim),
+    OFF = util.f32(k.weight_offset), OFF64 = util.f64(k.weight_offset),
+    HAS_OFF = k.weight_offset ~= 0, has_rstd = k.op == "rmsnorm",
+    -- rmsnorm's extra slow-path test for an eps below the underflow of
+    -- f32 squares, exactly as the CPU templates have it
+    slow_test = "!(ss_k <= FLT_MAX)" .. ((k.eps < 2 ^ -100) and " || ss_k < 0x1p-60f" or ""),
+    proto = "int " .. s .. "(" .. typed .. ", void *stream)",
+  }
+  -- the row body of one layout, rendered inside the op template
+  env.row = function(layout_)
+    local renv = { L = layout_ }
+    for key, v in pairs(env) do renv[key] = v end
+    return (ctx.render(ROW[k.op], renv):gsub("\n$", ""))
+  end
+  return env
+end
+
+-- Why: the variant-table row of one CUDA variant and its type-erased
+-- forwarder's parameter and argument lists.
+local function table_entry(ctx, k, s)
+  local util = ctx.util
+  local _, _, _, etyped, casts = ctx.signature(k)
+  return {
+    sym = s, op = k.op,
+    eparams = table.concat(etyped, ", ") .. ", void *stream",
+    casts = table.concat(casts, ", ") .. ", stream",
+    row = string.format('"%s", "%s", KG_OP_%s, KG_ISA_CUDA, KG_%s, KG_ROUND_%s, %s, %s, %s, %s, %s, %s',
+      s, k.name, k.op:upper(), k.dtype:upper(), k.rounding:upper(),
+      (k.layout == "head_major") and "KG_HEAD_MAJOR" or "KG_TOKEN_MAJOR",
+      util.int(k.dim), util.int(k.num_heads), util.int(k.num_kv_heads),
+      util.f32(k.eps), util.f32(k.weight_offset)),
+  }
+end
+
+-- Why: the extension hook (see pack.lua): NAME_cuda.cu and the header
+-- declarations, only when the spec asks for cuda.
 function M.render(ctx)
-  local _ = ctx
-  return {}, {}
+  local spec = ctx.spec
+  if not has_cuda(spec) then return {}, {} end
+  local bodies, entries, protos = {}, {}, {}
+  for _, k in ipairs(spec.kernels) do
+    local env = kernel_env(ctx, k)
+    bodies[#bodies + 1] = ctx.render(TEMPLATE[k.op], env)
+    protos[#protos + 1] = env.proto
+    entries[#entries + 1] = table_entry(ctx, k, env.sym)
+  end
+  local fenv = {
+    spec = spec, util = ctx.util, bodies = bodies, entries = entries,
+    ns = "kg_cu_" .. spec.name,
+    banner = ctx.banner("cuda/file.cu.tpl + cuda op templates"),
+  }
+  local file = ctx.render("cuda/file.cu.tpl", fenv)
+  local decl = ctx.render("cuda/decls.h.tpl", { spec = spec, protos = protos })
+  return { [spec.name .. "_cuda.cu"] = file }, { decl }
 end
 
 return M

@@ -13,7 +13,7 @@ M.ISA_ORDER = { "scalar", "avx2", "avx512", "neon", "cuda" }
 M.ISAS = {}
 for _, n in ipairs(M.ISA_ORDER) do M.ISAS[n] = true end
 -- What is implemented; others are refused with a clear message.
-M.IMPLEMENTED = { scalar = true, avx2 = true, avx512 = true }
+M.IMPLEMENTED = { scalar = true, avx2 = true, avx512 = true, neon = true, cuda = true }
 
 local MAX_DIM = 16384
 local MAX_HEADS = 4096
@@ -25,6 +25,11 @@ local KERNEL_KEYS = {
   qk_norm = { "op", "name", "head_dim", "num_heads", "num_kv_heads", "eps",
               "layout", "dtype", "rounding", "weight_offset" },
 }
+
+-- Kernel names that would repeat a pack-level C name (NAME_variants,
+-- NAME_num_variants, NAME_H, NAME_KGEN_VERSION, NAME_SPEC_HASH).
+local RESERVED_KERNEL_NAMES = { variants = true, num_variants = true, h = true,
+  kgen_version = true, spec_hash = true }
 
 local function sorted_keys(set)
   local t = {}
@@ -176,7 +181,7 @@ local function string_list(file, field, v)
   if type(v) ~= "table" then bad(file, field, "must be a list of strings", v) end
   local n = 0
   for _ in pairs(v) do n = n + 1 end
-  if n == 0 or n ~= #v then bad(file, field, "must be a non-empty list", nil) end
+  if n == 0 or n ~= #v then bad(file, field, "must be a non-empty list", v) end
   return v
 end
 
@@ -189,6 +194,9 @@ function M.validate(raw, file)
   check_keys(file, "", raw, TOP_KEYS)
   local spec = {}
   spec.name = ident(file, "name", raw.name)
+  if spec.name:lower() == "kg" or spec.name:lower():sub(1, 3) == "kg_" then
+    bad(file, "name", "must not be kg or begin with kg_ (the runtime's C names and files)", spec.name)
+  end
   local top = {
     dtype = one_of(file, "dtype", raw.dtype == nil and "f32" or raw.dtype, M.DTYPES),
     rounding = one_of(file, "rounding", raw.rounding == nil and "single" or raw.rounding,
@@ -224,18 +232,33 @@ function M.validate(raw, file)
   local n = 0
   for _ in pairs(raw.kernels) do n = n + 1 end
   if n == 0 or n ~= #raw.kernels then
-    bad(file, "kernels", "must be a non-empty list", nil)
+    bad(file, "kernels", "must be a non-empty list", raw.kernels)
   end
   if n > 4096 then bad(file, "kernels", "must hold at most 4096 kernels", n) end
   spec.kernels = {}
-  local seen = {}
+  -- Why: every C name of kernel K begins NAME_K_ (variants, helpers) or
+  -- NAME_K_ upper-cased (macros); names that are equal up to case, or one
+  -- extending another by "_", would declare the same C name twice.
+  local seen, prefixes = {}, {}
   for i, k in ipairs(raw.kernels) do
     local kk = validate_kernel(file, i, k, top)
-    if seen[kk.name] then
-      bad(file, "kernels[" .. i .. "].name", "duplicate kernel name (also kernels["
-        .. seen[kk.name] .. "])", kk.name)
+    local f, low = "kernels[" .. i .. "].name", kk.name:lower()
+    if RESERVED_KERNEL_NAMES[low] then
+      bad(file, f, "must not be " .. low .. " (a C name of the pack itself)", kk.name)
     end
-    seen[kk.name] = i
+    local j = seen[low]
+    if j then
+      bad(file, f, "duplicate kernel name (also kernels[" .. j .. "]"
+        .. (spec.kernels[j].name ~= kk.name and ", up to case" or "") .. ")", kk.name)
+    end
+    j = prefixes[low]
+    for p in low:gmatch("()_") do j = j or seen[low:sub(1, p - 1)] end
+    if j then
+      bad(file, f, "clashes with kernels[" .. j .. "] (" .. util.show(spec.kernels[j].name)
+        .. "): no kernel name may be another's plus \"_...\" (their C names would collide)", kk.name)
+    end
+    seen[low] = i
+    for p in low:gmatch("()_") do prefixes[low:sub(1, p - 1)] = prefixes[low:sub(1, p - 1)] or i end
     local sym = spec.name .. "_" .. kk.name
     if #sym + 8 > 96 then
       bad(file, "kernels[" .. i .. "].name", "pack name + kernel name too long for C", kk.name)
@@ -247,54 +270,292 @@ function M.validate(raw, file)
   return spec
 end
 
--- Why: a spec is data.  Load it with an empty environment (no os, io,
--- require, load), text mode only, an instruction budget, and the string
--- metatable detached so ("x"):rep(1e10) cannot be reached.
-function M.load_lua(text, file)
-  local chunk, err
-  local env = {}
-  if setfenv then
-    if text:byte(1) == 27 then util.fail(file .. ": binary chunks are not allowed") end
-    chunk, err = loadstring(text, "=" .. file)
-    if chunk then setfenv(chunk, env) end
+-- Limits of a spec, which is data: its size, the work and memory its Lua
+-- may spend, and how deeply a JSON spec may nest.
+local MAX_SPEC_BYTES = 256 * 1024
+local STEP_BUDGET = 1000000
+local MEM_BUDGET_KB = 4096
+local MAX_JSON_DEPTH = 32
+
+-- Why: LuaJIT and Lua 5.4 word some errors differently; an error line must
+-- be the same bytes on both, so keep only the words they share
+-- ("attempt to index a nil value", never which variable it was).
+local function lua_message(msg)
+  msg = msg:gsub("\n.*", "")
+  msg = msg:gsub("'<eof>'", "<eof>")
+  msg = msg:gsub("(attempt to [%a ]-) %a+ '[^']*' %(a (%a+) value%)", "%1 a %2 value")
+  msg = msg:gsub(" %(%a+ '[^']*'%)$", "")
+  return msg
+end
+
+-- Why: one message per way a spec can run away, the same on both Luas
+-- (where one runs out of stack the other may run out of memory first).
+local function runaway(file, msg, parsing)
+  local deep = msg:find("stack overflow", 1, true) or msg:find("too many syntax levels", 1, true)
+    or msg:find("C levels", 1, true)
+  if parsing and deep then
+    util.fail(file .. ": spec nests too deeply for the Lua parser")
+  end
+  if deep or msg:find("not enough memory", 1, true) or msg:find("string length overflow", 1, true) then
+    util.fail(file .. ": spec used more than " .. util.int(MEM_BUDGET_KB / 1024)
+      .. " MiB of memory or recursed too deeply (a spec is data, not a program)")
+  end
+end
+
+-- Why: a spec must mean the same on LuaJIT and Lua 5.4, and each parser
+-- takes things the other refuses (5.4's // and bitwise operators and
+-- <const>, LuaJIT's 64LL literals and non-ASCII names), while integer
+-- literals beyond 2^53 are exact in one and rounded in the other.  A
+-- small scan over the tokens (strings and comments skipped) refuses them
+-- on both, before either parser runs.  Returns line, why or nil.
+local function lines_in(s)
+  local n = 0
+  for _ in s:gmatch("\n") do n = n + 1 end
+  return n
+end
+
+local function number_problem(tok)
+  local hex = tok:match("^0[xX]")
+  local body, int
+  if hex then
+    body = tok:match("^0[xX](%x*%.?%x*)$") or tok:match("^0[xX](%x*%.?%x*)[pP][-+]?%d+$")
+    int = tok:match("^0[xX]%x+$")
   else
-    chunk, err = load(text, "=" .. file, "t", env)
+    body = tok:match("^(%d*%.?%d*)$") or tok:match("^(%d*%.?%d*)[eE][-+]?%d+$")
+    int = tok:match("^%d+$")
   end
+  if not body or not body:find("%x") then return "malformed number near '" .. tok .. "'" end
+  if int then
+    local v, base = 0, hex and 16 or 10
+    for d in tok:sub(hex and 3 or 1):gmatch("%x") do
+      v = v * base + tonumber(d, 16)
+      if v >= 2 ^ 53 then
+        return "integer " .. tok .. " is beyond 2^53 (not exact in both LuaJIT and Lua 5.4)"
+      end
+    end
+  end
+  return nil
+end
+
+local function lua_subset_problem(text)
+  local i, n, line = 1, #text, 1
+  while i <= n do
+    local c = text:sub(i, i)
+    local long = text:match("^%-%-%[(=*)%[", i) or (c == "[" and text:match("^%[(=*)%[", i))
+    if c == "\n" then
+      line, i = line + 1, i + 1
+    elseif long then
+      local open = text:find("[", i, true)
+      local _, e = text:find("]" .. long .. "]", open + #long + 2, true)
+      e = e or n
+      line, i = line + lines_in(text:sub(i, e)), e + 1
+    elseif text:find("^%-%-", i) then
+      i = text:find("\n", i, true) or (n + 1)
+    elseif c == '"' or c == "'" then
+      local j = i + 1
+      while j <= n do
+        local d = text:sub(j, j)
+        if d == "\\" then
+          if text:sub(j + 1, j + 1) == "\n" then line = line + 1 end
+          j = j + 2
+        elseif d == c or d == "\n" then
+          break
+        else
+          j = j + 1
+        end
+      end
+      i = j + (text:sub(j, j) == c and 1 or 0)
+    elseif c:find("^%d") or text:find("^%.%d", i) then
+      local expo = text:find("^0[xX]", i) and "[pP]" or "[eE]"
+      local j = i
+      while j <= n do
+        local d = text:sub(j, j)
+        if d:find(expo) then
+          j = j + 1
+          if text:sub(j, j):find("^[-+]") then j = j + 1 end
+        elseif d:find("^[%w_%.]") then
+          j = j + 1
+        else
+          break
+        end
+      end
+      local why = number_problem(text:sub(i, j - 1))
+      if why then return line, why end
+      i = j
+    elseif c:find("^[%a_]") then
+      i = text:find("[^%w_]", i) or (n + 1)
+    elseif c:byte() >= 128 then
+      return line, "a non-ASCII character outside a string (names are ASCII in Lua)"
+    else
+      local op = text:match("^//", i) or text:match("^<<", i) or text:match("^>>", i)
+        or text:match("^[&|]", i) or (text:match("^~[^=]", i) and "~")
+        or (text:match("^<%s*const%s*>", i) and "<const>") or (text:match("^<%s*close%s*>", i) and "<close>")
+      if op then
+        return line, "'" .. op .. "' is Lua 5.4 only (a spec must mean the same in LuaJIT and Lua 5.4)"
+      end
+      i = i + 1
+    end
+  end
+  return nil
+end
+
+-- Why: a spec is data.  Load it as text only, with an empty environment
+-- whose every global read is an error (no os, io, require, load, string,
+-- getmetatable), no string methods (("x"):rep(1e10) is unreachable), no JIT
+-- (so that the hook sees every instruction), and a budget of instructions
+-- and memory checked on every instruction.
+function M.load_lua(text, file)
+  if text:byte(1) == 27 then util.fail(file .. ": binary chunks are not allowed") end
+  local bad_line, problem = lua_subset_problem(text)
+  if bad_line then util.fail(file .. ":" .. bad_line .. ": " .. problem) end
+  local env = setmetatable({}, { __index = function(_, key)
+    local what = (type(key) == "string" and string.match(key, "^[%a_][%w_]*$")) and key or "that name"
+    error(what .. " is not available in a spec (a spec is data, not a program)", 2)
+  end })
+  -- pcall resets any outer message handler, so a parser error stays a string
+  local lok, chunk, err
+  if setfenv then
+    lok, chunk, err = pcall(loadstring, text, "=spec")
+    if lok and chunk then setfenv(chunk, env) end
+  else
+    lok, chunk, err = pcall(load, text, "=spec", "t", env)
+  end
+  if not lok then chunk, err = nil, chunk end
   if not chunk then
-    err = tostring(err):gsub("^%[?string[^:]*:", "")
-    util.fail(file .. ":" .. (err:match("^(%d+:.*)$") or (" " .. err)):gsub("\n.*", ""))
+    err = lua_message(type(err) == "string" and err or "cannot parse")
+    runaway(file, err, true)
+    local line, why = err:match("^spec:(%d+): (.*)$")
+    util.fail(file .. (line and (":" .. line .. ": " .. why) or (": " .. err)))
   end
+  local jit = rawget(_G, "jit")
+  if jit then jit.off(chunk, true) end
   local smt = getmetatable("")
   local saved_index = smt and smt.__index
-  if smt then smt.__index = nil end
-  local budget_hit = false
+  if smt then
+    smt.__index = function()
+      error("strings have no methods in a spec (a spec is data, not a program)", 2)
+    end
+  end
+  local steps, limit = 0, collectgarbage("count") + MEM_BUDGET_KB
+  local hit
   debug.sethook(function()
-    budget_hit = true
-    error("instruction budget exceeded", 0)
-  end, "", 1000000)
+    steps = steps + 1
+    if steps > STEP_BUDGET then
+      hit = "steps"
+      debug.sethook()
+      error("instruction budget exceeded", 0)
+    end
+    if collectgarbage("count") > limit then
+      collectgarbage()
+      if collectgarbage("count") > limit then
+        hit = "memory"
+        debug.sethook()
+        error("not enough memory", 0)
+      end
+    end
+  end, "", 1)
   local ok, res = pcall(chunk)
   debug.sethook()
   if smt then smt.__index = saved_index end
-  if budget_hit then
+  if hit == "steps" then
     util.fail(file .. ": spec did not finish within 1e6 instructions (a spec is data, not a program)")
   end
   if not ok then
-    local msg = tostring(res):gsub("\n.*", "")
-    if type(res) ~= "string" then msg = "raised a non-string error" end
-    util.fail(file .. ":" .. (msg:match("^[^:]*:(%d+:.*)$") or (" " .. msg)))
+    local msg = lua_message(type(res) == "string" and res or "raised a non-string error")
+    runaway(file, msg, false)
+    local line, why = msg:match("^spec:(%d+): (.*)$")
+    util.fail(file .. (line and (":" .. line .. ": " .. why) or (": " .. msg)))
   end
   return res
+end
+
+-- Why: dkjson is lenient (it skips comments, missing or trailing commas
+-- and text after the value; a repeated key silently wins) and recurses
+-- once per nesting level.  A spec is checked against strict JSON first,
+-- with a depth limit and no repeated keys.  Returns line, why or nil.
+local function json_problem(text)
+  local i, n, line = 1, #text, 1
+  local stack, want = {}, "value"
+  local function ends_value()
+    want = (#stack == 0) and "done" or "more"
+  end
+  while true do
+    local s, e = text:find("^[ \t\r\n]*", i)
+    line, i = line + lines_in(text:sub(s, e)), e + 1
+    if i > n then break end
+    local c = text:sub(i, i)
+    local top = stack[#stack]
+    local value = want == "value" or want == "value?"
+    if want == "done" then
+      return line, "unexpected text after the JSON value"
+    elseif (c == "{" or c == "[") and value then
+      if #stack >= MAX_JSON_DEPTH then return line, "nests deeper than " .. MAX_JSON_DEPTH .. " levels" end
+      stack[#stack + 1] = { c = c, keys = {} }
+      want, i = (c == "{") and "key?" or "value?", i + 1
+    elseif (c == "}" and top and top.c == "{" and (want == "key?" or want == "more"))
+        or (c == "]" and top and top.c == "[" and (want == "value?" or want == "more")) then
+      stack[#stack] = nil
+      ends_value()
+      i = i + 1
+    elseif c == "," and want == "more" then
+      want, i = (top.c == "{") and "key" or "value", i + 1
+    elseif c == ":" and want == "colon" then
+      want, i = "value", i + 1
+    elseif c == '"' and (value or want == "key" or want == "key?") then
+      local j = i + 1
+      while true do
+        local q = text:find('["\\%c]', j)
+        local d = q and text:sub(q, q)
+        if d == '"' then j = q break end
+        if d ~= "\\" then return line, "unterminated string or a control character in it" end
+        local esc = text:sub(q + 1, q + 1)
+        if esc == "u" and text:find("^%x%x%x%x", q + 2) then
+          j = q + 6
+        elseif esc ~= "" and ('"\\/bfnrt'):find(esc, 1, true) then
+          j = q + 2
+        else
+          return line, "invalid escape in a string"
+        end
+      end
+      if value then
+        ends_value()
+      else
+        local key = text:sub(i, j)
+        if top.keys[key] then return line, "key " .. key .. " appears twice" end
+        top.keys[key] = true
+        want = "colon"
+      end
+      i = j + 1
+    elseif value and (text:find("^true", i) or text:find("^null", i) or text:find("^false", i)) then
+      ends_value()
+      i = i + (text:find("^false", i) and 5 or 4)
+    elseif value and c:find("^[-%d]") then
+      local num = text:match("^-?0", i) or text:match("^-?[1-9]%d*", i)
+      if not num then return line, "invalid number" end
+      local j = i + #num
+      local frac = text:match("^%.%d+", j)
+      j = j + (frac and #frac or 0)
+      local ex = text:match("^[eE][-+]?%d+", j)
+      j = j + (ex and #ex or 0)
+      if text:find("^[%w_%.]", j) then return line, "invalid number" end
+      ends_value()
+      i = j
+    else
+      local shown = c:find("^[%w%p]") and (" '" .. c .. "'") or ""
+      return line, "unexpected character" .. shown
+    end
+  end
+  if want ~= "done" then return line, "unexpected end of the text" end
+  return nil
 end
 
 -- Why: JSON specs carry the same fields; syntax errors name the line.
 function M.load_json(text, file)
   local json = require("dkjson")
-  local obj, pos, err = json.decode(text, 1, json.null)
-  if err then
-    local line = 1
-    for _ in text:sub(1, (pos or 1) - 1):gmatch("\n") do line = line + 1 end
-    util.fail(file .. ":" .. line .. ": JSON syntax error: " .. tostring(err))
-  end
+  local bad_line, problem = json_problem(text)
+  if bad_line then util.fail(file .. ":" .. bad_line .. ": JSON syntax error: " .. problem) end
+  local dok, obj, _, err = pcall(json.decode, text, 1, json.null)
+  if not dok or err then util.fail(file .. ": JSON could not be decoded") end
   local function strip(v)
     if v == json.null then return nil end
     if type(v) == "table" then
@@ -309,7 +570,12 @@ end
 
 function M.load_file(path)
   local text, err = util.read_file(path)
-  if not text then util.fail(path .. ": cannot read spec: " .. tostring(err)) end
+  if not text then
+    util.fail(path .. ": cannot read spec: " .. (err and tostring(err) or "not a readable file"))
+  end
+  if #text > MAX_SPEC_BYTES then
+    util.fail(path .. ": spec is larger than " .. util.int(MAX_SPEC_BYTES / 1024) .. " KiB")
+  end
   local raw
   if path:match("%.json$") or text:match("^%s*{") then
     raw = M.load_json(text, path)

@@ -1,0 +1,165 @@
+@ -- The LayerNorm body of R rows at once (R > 1 only in warp-per-row
+@ -- kernels).  Row ri: xr[ri] -> yr[ri] (may alias), present when ok[ri]
+@ -- (warp-uniform); thread t of the row group holds the rows in xv (read
+@ -- once).  Corrected two-pass as the CPU's ln_row.c.tpl: m1 = the f32
+@ -- mean; then d = x - m1 gives sum(d) and sum(d^2), mean = m1 + sum(d)/D,
+@ -- var = sum(d^2)/D - (sum(d)/D)^2.  Squared deviations not finite in f32
+@ -- -> the CPU's slow path in double.
+@ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
+@ local R = util.int(L.R)
+@ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV
+@ local HAS = "kg_cu_has<" .. C .. ", " .. LL .. ", " .. NV .. ">(c, t)"
+@ local AT = "(c * " .. LL .. " + t) * " .. VE
+@ local NW = util.int(L.NW)
+@ local X = DT .. "::in(xv[ri][c].e[j])"
+@ -- warp rows: gamma and beta are loaded together with x (one memory round
+@ -- trip); block rows load them after the reductions (L1 hits by then).
+@ local early = P.warp
+@ local function weights(indent)
+@   if early then
+$(indent)float gc[$(VE)], bc[$(VE)];
+#pragma unroll
+$(indent)for (int j = 0; j < $(VE); j++) {
+$(indent)  gc[j] = $(DT)::in(gv[c].e[j]);
+$(indent)  bc[j] = $(DT)::in(bv[c].e[j]);
+$(indent)}
+@   else
+$(indent)float gc[$(VE)], bc[$(VE)];
+$(indent)kg_cu_ld<$(DT), $(VE)>(gamma + $(AT), gc);
+$(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
+@   end
+@ end
+    kg_cu_pack<$(DT), $(VE)> xv[$(R)][$(C)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) kg_cu_ld_row<$(LAY)>(xr[ri], t, ok[ri], xv[ri]);
+@ if early then
+    kg_cu_pack<$(DT), $(VE)> gv[$(C)], bv[$(C)];
+    kg_cu_ld_row<$(LAY)>(gamma, t, true, gv);
+    kg_cu_ld_row<$(LAY)>(beta, t, true, bv);
+@ end
+    float s[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      s[ri] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < $(C); c++)
+#pragma unroll
+        for (int j = 0; j < $(VE); j++) s[ri] += $(X);
+    }
+@ if P.warp then
+    kg_cu_warp_sum_n(s);
+@ else
+    s[0] = kg_cu_block_sum<$(NW)>(s[0], kg_red);
+@ end
+    float m1[$(R)], sd[$(R)], sq[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      m1[ri] = (float)((double)s[ri] * $(INV_D));
+      sd[ri] = 0.0f;
+      sq[ri] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < $(C); c++) {
+        if (!($(HAS))) continue;
+#pragma unroll
+        for (int j = 0; j < $(VE); j++) {
+          const float e = $(X) - m1[ri];
+          sd[ri] += e;
+          sq[ri] = fmaf(e, e, sq[ri]);
+        }
+      }
+    }
+@ if P.warp then
+    kg_cu_warp_sum_n(sd);
+    kg_cu_warp_sum_n(sq);
+@ else
+    kg_cu_block_sum2<$(NW)>(sd[0], sq[0], kg_red2);
+@ end
+    /* every row's fast-path statistics first, without branches, so that
+     * the rows' dependency chains overlap (unused for a slow-path row) */
+    float mfs[$(R)], rsf[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      const double corr = (double)sd[ri] * $(INV_D);
+      double var = (double)sq[ri] * $(INV_D) - corr * corr;
+      if (var < 0.0) var = 0.0;
+      mfs[ri] = (float)((double)m1[ri] + corr);
+      rsf[ri] = kg_cu_rsqrt(var + (double)$(EPS));
+    }
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      if (!ok[ri]) continue;
+      const size_t r = r0 + ri;
+      if (!(sq[ri] <= FLT_MAX)) {
+        /* Rare path: values near the f32 limit or a NaN/Inf in the row.
+         * Recompute in double; a non-finite input gives a NaN row. */
+        double sdd = 0.0;
+#pragma unroll
+        for (int c = 0; c < $(C); c++)
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) sdd += (double)$(X);
+@ if P.warp then
+        sdd = kg_cu_warp_sum(sdd);
+@ else
+        sdd = kg_cu_block_sum<$(NW)>(sdd, kg_redd);
+@ end
+        const double mu = sdd / $(D);
+        double sqd = 0.0;
+#pragma unroll
+        for (int c = 0; c < $(C); c++) {
+          if (!($(HAS))) continue;
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) {
+            const double e = (double)$(X) - mu;
+            sqd = fma(e, e, sqd);
+          }
+        }
+@ if P.warp then
+        sqd = kg_cu_warp_sum(sqd);
+@ else
+        sqd = kg_cu_block_sum<$(NW)>(sqd, kg_redd2);
+@ end
+        if (!(sqd <= 1.79e308)) {
+          float o[$(VE)];
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) o[j] = kg_cu_nan();
+#pragma unroll
+          for (int c = 0; c < $(C); c++)
+            if ($(HAS)) kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+          if (t == 0) {
+            if (mean) mean[r] = kg_cu_nan();
+            if (rstd) rstd[r] = kg_cu_nan();
+          }
+        } else {
+          const double rs = 1.0 / sqrt(sqd / $(D) + (double)$(EPS));
+          if (t == 0) {
+            if (mean) mean[r] = (float)mu;
+            if (rstd) rstd[r] = (float)rs;
+          }
+#pragma unroll
+          for (int c = 0; c < $(C); c++) {
+            if (!($(HAS))) continue;
+@ weights("            ")
+            float o[$(VE)];
+#pragma unroll
+            for (int j = 0; j < $(VE); j++)
+              o[j] = (float)(((double)$(X) - mu) * rs * (double)gc[j] + (double)bc[j]);
+            kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+          }
+        }
+      } else {
+        const float rs = rsf[ri], mf = mfs[ri];
+        if (t == 0) {
+          if (mean) mean[r] = mf;
+          if (rstd) rstd[r] = rs;
+        }
+#pragma unroll
+        for (int c = 0; c < $(C); c++) {
+          if (!($(HAS))) continue;
+@ weights("          ")
+          float o[$(VE)];
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) o[j] = fmaf(($(X) - mf) * rs, gc[j], bc[j]);
+          kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+        }
+      }
+    }

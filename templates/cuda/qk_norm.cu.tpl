@@ -1,0 +1,64 @@
+@ -- QK-norm: per-head RMSNorm of Q and K in place, one launch for both.
+@ -- Row r is (token r / NHK, head r % NHK): Q heads first, then K heads.
+@ local NH, NKV = util.int(k.num_heads), util.int(k.num_kv_heads)
+@ local NHK = util.int(k.num_heads + k.num_kv_heads)
+@ local function at(stride)
+@   if k.layout == "token_major" then return "tok * " .. stride .. " + (size_t)h * " .. D end
+@   return "(size_t)h * " .. stride .. " + tok * " .. D
+@ end
+@ for _, L in ipairs(P.paths) do
+/* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " (token, head) rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per (token, head)")),
+ * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; $(NH) Q heads, $(NKV) K heads of $(D), $(k.layout), eps $(EPS), rounding "$(k.rounding)". */
+static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t tokens,
+    $(S) *q, size_t q_stride, $(S) *k, size_t k_stride, const $(S) *q_w, const $(S) *k_w)
+{
+  const size_t rows = tokens * $(NHK);
+@   local R = util.int(L.R)
+@   if P.warp then
+  const int t = threadIdx.x & 31;
+  for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
+       r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
+@   else
+  __shared__ float kg_red[$(util.int(L.NW))];
+  __shared__ double kg_redd[$(util.int(L.NW))];
+  const int t = threadIdx.x;
+  for (size_t r0 = blockIdx.x; r0 < rows; r0 += gridDim.x) {
+    if (r0 != blockIdx.x) __syncthreads(); /* reduction buffers are reused */
+@   end
+    $(S) *yr[$(R)];
+    const $(S) *xr[$(R)], *wr[$(R)];
+    bool ok[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      ok[ri] = r0 + ri < rows;
+      const size_t r = ok[ri] ? r0 + ri : r0;
+      const size_t tok = r / $(NHK);
+      int h = (int)(r - tok * $(NHK));
+      const bool isq = h < $(NH);
+      if (!isq) h -= $(NH);
+      yr[ri] = isq ? q + $(at("q_stride")) : k + $(at("k_stride"));
+      xr[ri] = yr[ri];
+      wr[ri] = isq ? q_w : k_w;
+    }
+$(row(L))
+  }
+}
+
+@ end
+/* $(sym): QK-norm on the GPU, in place (device pointers; q and k may be
+ * views into one fused QKV buffer).  Vector layout when every pointer and
+ * stride is aligned to $(util.int(P.VB)) bytes, element layout otherwise. */
+$(proto)
+{
+  if (tokens == 0) return 0;
+  void *args[] = { &tokens, &q, &q_stride, &k, &k_stride, &q_w, &k_w };
+@ if #P.paths > 1 then
+  if (kg_cu_aligned<$(util.int(P.VB))>(q) && kg_cu_aligned<$(util.int(P.VB))>(k) &&
+      kg_cu_aligned<$(util.int(P.VB))>(q_w) && kg_cu_aligned<$(util.int(P.VB))>(k_w) &&
+      q_stride % $(util.int(P.VE)) == 0 && k_stride % $(util.int(P.VE)) == 0)
+    return (int)cudaLaunchKernel($(sym)_vec, dim3(kg_cu_grid(tokens * $(NHK), $(util.int(P.paths[1].RPB)))),
+                                 dim3($(util.int(P.paths[1].NT))), args, 0, (cudaStream_t)stream);
+@ end
+  return (int)cudaLaunchKernel($(sym)_el, dim3(kg_cu_grid(tokens * $(NHK), $(util.int(P.paths[#P.paths].RPB)))),
+                               dim3($(util.int(P.paths[#P.paths].NT))), args, 0, (cudaStream_t)stream);
+}

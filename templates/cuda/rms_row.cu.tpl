@@ -1,0 +1,128 @@
+@ -- The RMSNorm body (rmsnorm and qk_norm) of R rows at once (R > 1 only in
+@ -- warp-per-row kernels: more bytes in flight per warp).  Row ri: xr[ri] ->
+@ -- yr[ri] (may alias), weights wr[ri], present when ok[ri] (warp-uniform).
+@ -- Thread t of the row group holds the rows in xv (read once).  Fast path
+@ -- in f32; a sum of squares that is not finite in f32 -> the CPU's slow
+@ -- path in double, on the registers already held.
+@ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
+@ local R = util.int(L.R)
+@ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV
+@ local HAS = "kg_cu_has<" .. C .. ", " .. LL .. ", " .. NV .. ">(c, t)"
+@ local AT = "(c * " .. LL .. " + t) * " .. VE
+@ local X = DT .. "::in(xv[ri][c].e[j])"
+@ -- warp rows: weights are loaded together with x (one memory round trip,
+@ -- what decode latency needs); block rows load them after the reduction
+@ -- (they are L1 hits by then), keeping registers for rows in flight.
+@ local early = P.warp
+@ local function weights(indent)
+@   if early then
+$(indent)float wc[$(VE)];
+#pragma unroll
+$(indent)for (int j = 0; j < $(VE); j++) wc[j] = $(DT)::in(wv[ri][c].e[j]);
+@   else
+$(indent)float wc[$(VE)];
+$(indent)kg_cu_ld<$(DT), $(VE)>(wr[ri] + $(AT), wc);
+@   end
+@ end
+    kg_cu_pack<$(DT), $(VE)> xv[$(R)][$(C)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) kg_cu_ld_row<$(LAY)>(xr[ri], t, ok[ri], xv[ri]);
+@ if early then
+    kg_cu_pack<$(DT), $(VE)> wv[$(R)][$(C)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) kg_cu_ld_row<$(LAY)>(wr[ri], t, ok[ri], wv[ri]);
+@ end
+    float ss[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      ss[ri] = 0.0f;
+#pragma unroll
+      for (int c = 0; c < $(C); c++)
+#pragma unroll
+        for (int j = 0; j < $(VE); j++) ss[ri] = fmaf($(X), $(X), ss[ri]);
+    }
+@ if P.warp then
+    kg_cu_warp_sum_n(ss);
+@ else
+    ss[0] = kg_cu_block_sum<$(util.int(L.NW))>(ss[0], kg_red);
+@ end
+    /* every row's fast-path rstd first, without branches, so that the
+     * rows' dependency chains overlap (unused for a slow-path row) */
+    float rsf[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) rsf[ri] = kg_cu_rsqrt(fma((double)ss[ri], $(INV_D), (double)$(EPS)));
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      if (!ok[ri]) continue;
+      const float ss_k = ss[ri];
+      if ($(slow_test)) {
+        /* Rare path: recompute in double, where the squares of any finite
+         * f32 cannot overflow; a NaN/Inf in the row gives a NaN row. */
+        double sd = 0.0;
+#pragma unroll
+        for (int c = 0; c < $(C); c++)
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) {
+            const double v = (double)$(X);
+            sd = fma(v, v, sd);
+          }
+@ if P.warp then
+        sd = kg_cu_warp_sum(sd);
+@ else
+        sd = kg_cu_block_sum<$(util.int(L.NW))>(sd, kg_redd);
+@ end
+        if (!(sd <= 1.79e308)) {
+          float o[$(VE)];
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) o[j] = kg_cu_nan();
+#pragma unroll
+          for (int c = 0; c < $(C); c++)
+            if ($(HAS)) kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+@ if has_rstd then
+          if (rstd_out[ri] && t == 0) *rstd_out[ri] = kg_cu_nan();
+@ end
+        } else {
+          const double rs = 1.0 / sqrt(sd / $(D) + (double)$(EPS));
+@ if has_rstd then
+          if (rstd_out[ri] && t == 0) *rstd_out[ri] = (float)rs;
+@ end
+#pragma unroll
+          for (int c = 0; c < $(C); c++) {
+            if (!($(HAS))) continue;
+@ weights("            ")
+            float o[$(VE)];
+#pragma unroll
+            for (int j = 0; j < $(VE); j++) {
+@ if k.rounding == "hf" then
+              const float h = $(DT)::round((float)((double)$(X) * rs));
+              o[j] = h * (wc[j] + $(OFF));
+@ else
+              o[j] = (float)((double)$(X) * rs * ((double)wc[j] + $(OFF64)));
+@ end
+            }
+            kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+          }
+        }
+      } else {
+        const float rs = rsf[ri];
+@ if has_rstd then
+        if (rstd_out[ri] && t == 0) *rstd_out[ri] = rs;
+@ end
+#pragma unroll
+        for (int c = 0; c < $(C); c++) {
+          if (!($(HAS))) continue;
+@ weights("          ")
+          float o[$(VE)];
+#pragma unroll
+          for (int j = 0; j < $(VE); j++) {
+@ local wexpr = HAS_OFF and ("(wc[j] + " .. OFF .. ")") or "wc[j]"
+@ if k.rounding == "hf" then
+            o[j] = $(DT)::round($(X) * rs) * $(wexpr);
+@ else
+            o[j] = $(X) * rs * $(wexpr);
+@ end
+          }
+          kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
+        }
+      }
+    }

@@ -1,0 +1,54 @@
+@ -- RMSNorm: kernels (one per row layout of the plan) and the host wrapper.
+@ for _, L in ipairs(P.paths) do
+/* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per row")),
+ * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; y = x * rstd * w, $(D) wide, eps $(EPS), rounding "$(k.rounding)". */
+static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t rows,
+    const $(S) *x, size_t x_stride, const $(S) *w, $(S) *y, size_t y_stride, float *rstd)
+{
+@   local R = util.int(L.R)
+@   if P.warp then
+  const int t = threadIdx.x & 31;
+  for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
+       r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
+@   else
+  __shared__ float kg_red[$(util.int(L.NW))];
+  __shared__ double kg_redd[$(util.int(L.NW))];
+  const int t = threadIdx.x;
+  for (size_t r0 = blockIdx.x; r0 < rows; r0 += gridDim.x) {
+    if (r0 != blockIdx.x) __syncthreads(); /* reduction buffers are reused */
+@   end
+    const $(S) *xr[$(R)], *wr[$(R)];
+    $(S) *yr[$(R)];
+    float *rstd_out[$(R)];
+    bool ok[$(R)];
+#pragma unroll
+    for (int ri = 0; ri < $(R); ri++) {
+      ok[ri] = r0 + ri < rows;
+      const size_t r = ok[ri] ? r0 + ri : r0;
+      xr[ri] = x + r * x_stride;
+      yr[ri] = y + r * y_stride;
+      wr[ri] = w;
+      rstd_out[ri] = rstd ? rstd + r : NULL;
+    }
+$(row(L))
+  }
+}
+
+@ end
+/* $(sym): RMSNorm of `rows` rows of $(D) $(T) on the GPU (device pointers;
+ * y may equal x; rstd may be NULL).  Vector layout when every pointer and
+ * stride is aligned to $(util.int(P.VB)) bytes, element layout otherwise. */
+$(proto)
+{
+  if (rows == 0) return 0;
+  void *args[] = { &rows, &x, &x_stride, &w, &y, &y_stride, &rstd };
+@ if #P.paths > 1 then
+  if (kg_cu_aligned<$(util.int(P.VB))>(x) && kg_cu_aligned<$(util.int(P.VB))>(y) &&
+      kg_cu_aligned<$(util.int(P.VB))>(w) && x_stride % $(util.int(P.VE)) == 0 &&
+      y_stride % $(util.int(P.VE)) == 0)
+    return (int)cudaLaunchKernel($(sym)_vec, dim3(kg_cu_grid(rows, $(util.int(P.paths[1].RPB)))),
+                                 dim3($(util.int(P.paths[1].NT))), args, 0, (cudaStream_t)stream);
+@ end
+  return (int)cudaLaunchKernel($(sym)_el, dim3(kg_cu_grid(rows, $(util.int(P.paths[#P.paths].RPB)))),
+                               dim3($(util.int(P.paths[#P.paths].NT))), args, 0, (cudaStream_t)stream);
+}
