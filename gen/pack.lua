@@ -235,6 +235,12 @@ end
 function M.manifest(spec, isas)
   local json = require("dkjson")
   local variants = {}
+  local all = {}
+  for _, isa in ipairs(isas) do all[#all + 1] = isa end
+  for _, isa in ipairs(spec.isa) do
+    if isa == "cuda" then all[#all + 1] = isa end
+  end
+  isas = all
   for _, k in ipairs(spec.kernels) do
     for _, isa in ipairs(isas) do
       variants[#variants + 1] = {
@@ -251,7 +257,7 @@ function M.manifest(spec, isas)
     isa = isas, variants = variants,
   }
   local keyorder = { "do_not_edit", "generator", "name", "spec_hash", "isa", "variants",
-    "symbol", "kernel", "op", "isa", "dtype", "rounding", "layout", "dim", "num_heads",
+    "symbol", "kernel", "op", "dtype", "rounding", "layout", "dim", "num_heads",
     "num_kv_heads", "eps", "weight_offset" }
   return json.encode(doc, { indent = true, keyorder = keyorder }) .. "\n"
 end

@@ -31,6 +31,7 @@ const char *ref_dtype_name(int dtype) {
   return dtype == REF_F32 ? "f32" : dtype == REF_BF16 ? "bf16" : "f16";
 }
 
+/* Why: tolerances and exact-shift grids depend on the significand size. */
 int ref_precision(int dtype) { return ref_fmts[dtype].p; }
 
 /* Why: the relative spacing of T at 1.0, the unit of its error bounds. */
@@ -102,28 +103,31 @@ static uint16_t ref_encode16(double r, const ref_fmt *f) {
   frexp(a, &e);
   e -= 1;
   return (uint16_t)(sign | ((unsigned)(e - f->emin + 1) << fb) |
-                    ((unsigned)(a / ldexp(1.0, e - (int)fb)) -
-                     (1u << fb)));
+                    ((unsigned)(a / ldexp(1.0, e - (int)fb)) - (1u << fb)));
 }
 
+/* Why: the correctly rounded bf16 a "single" kernel is compared with. */
 uint16_t ref_double_to_bf16(double v) {
   return ref_encode16(ref_round_fmt(v, &ref_fmts[REF_BF16]),
                       &ref_fmts[REF_BF16]);
 }
 
+/* Why: the correctly rounded f16 a "single" kernel is compared with. */
 uint16_t ref_double_to_f16(double v) {
-  return ref_encode16(ref_round_fmt(v, &ref_fmts[REF_F16]),
-                      &ref_fmts[REF_F16]);
+  return ref_encode16(ref_round_fmt(v, &ref_fmts[REF_F16]), &ref_fmts[REF_F16]);
 }
 
+/* Why: T arrays are handled as bytes plus a dtype; this is the index. */
 void *ref_at(int dtype, void *p, size_t i) {
   return (unsigned char *)p + i * ref_esize(dtype);
 }
 
+/* Why: the const twin of ref_at, for inputs. */
 const void *ref_cat(int dtype, const void *p, size_t i) {
   return (const unsigned char *)p + i * ref_esize(dtype);
 }
 
+/* Why: bit-identity checks compare raw patterns (NaN payloads, -0). */
 uint32_t ref_bits(int dtype, const void *p, size_t i) {
   if (dtype == REF_F32) {
     uint32_t u;
@@ -136,6 +140,7 @@ uint32_t ref_bits(int dtype, const void *p, size_t i) {
   }
 }
 
+/* Why: tests plant exact patterns (NaNs, Infs, sentinels). */
 void ref_set_bits(int dtype, void *p, size_t i, uint32_t bits) {
   if (dtype == REF_F32) {
     memcpy(ref_at(dtype, p, i), &bits, 4);
@@ -158,6 +163,7 @@ double ref_load(int dtype, const void *p, size_t i) {
                            : ref_f16_to_double((uint16_t)u);
 }
 
+/* Why: the pattern of round_T(v), what a correctly rounding store gives. */
 uint32_t ref_to_bits(int dtype, double v) {
   if (dtype == REF_F32) {
     /* the f32 rounding is done here too, not by the C conversion */
@@ -172,10 +178,12 @@ uint32_t ref_to_bits(int dtype, double v) {
   return dtype == REF_BF16 ? ref_double_to_bf16(v) : ref_double_to_f16(v);
 }
 
+/* Why: test data is generated in double and stored rounded to T. */
 void ref_store(int dtype, void *p, size_t i, double v) {
   ref_set_bits(dtype, p, i, ref_to_bits(dtype, v));
 }
 
+/* Why: round_T as a value, for the "hf" reference and exact-shift data. */
 double ref_round(int dtype, double v) {
   return ref_round_fmt(v, &ref_fmts[dtype]);
 }
@@ -195,12 +203,14 @@ static double ref_ulp_fmt(double ref, const ref_fmt *f) {
   return ldexp(1.0, e - 1 - (f->p - 1));
 }
 
+/* Why: the unit of the f32 tolerances. */
 double ref_ulp_f32(double ref) { return ref_ulp_fmt(ref, &ref_fmts[REF_F32]); }
 
 double ref_ulp_T(int dtype, double ref) {
   return ref_ulp_fmt(ref, &ref_fmts[dtype]);
 }
 
+/* Why: f32 accuracy is stated in ULP of the exact result. */
 double ref_ulp_dist_f32(float y, double ref) {
   int yn = isnan(y), rn = isnan(ref);
   if (yn || rn)
@@ -210,6 +220,7 @@ double ref_ulp_dist_f32(float y, double ref) {
   return fabs((double)y - ref) / ref_ulp_f32(ref);
 }
 
+/* Why: NaN rows are checked on bits; any NaN pattern counts. */
 int ref_is_nan_bits(int dtype, uint32_t bits) {
   if (dtype == REF_F32)
     return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x7fffffu) != 0;
@@ -241,6 +252,7 @@ static int ref_row_bad(int dtype, size_t dim, const void *x) {
   return 0;
 }
 
+/* Why: RMSNorm as DESIGN.md defines it, in long double (see ref.h). */
 double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
                        const void *w, double eps, double weight_offset,
                        double *y) {
@@ -269,9 +281,11 @@ double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
   return (double)rstd;
 }
 
-void ref_layernorm_row(int dtype, size_t dim, const void *x,
-                       const void *gamma, const void *beta, double eps,
-                       double *y, double *mean, double *rstd) {
+/* Why: LayerNorm with a two-pass variance, in long double: the mean is
+ * exact to 2^-64 relative, so x - mean carries no cancellation error. */
+void ref_layernorm_row(int dtype, size_t dim, const void *x, const void *gamma,
+                       const void *beta, double eps, double *y, double *mean,
+                       double *rstd) {
   long double s = 0, mu, v = 0, r;
   size_t i;
   if (ref_row_bad(dtype, dim, x)) {
@@ -298,33 +312,35 @@ void ref_layernorm_row(int dtype, size_t dim, const void *x,
   *rstd = (double)r;
 }
 
+/* Why: the two qk_norm layouts of the ABI, written once. */
 size_t ref_qk_offset(int layout, size_t head_dim, size_t stride, size_t t,
                      size_t h) {
   return layout == REF_LAYOUT_HEAD_MAJOR ? h * stride + t * head_dim
                                          : t * stride + h * head_dim;
 }
 
+/* Why: qk_norm is per-head RMSNorm; the reference says so literally. */
 void ref_qk_norm(int dtype, int rounding, int layout, size_t head_dim,
                  size_t num_heads, size_t num_kv_heads, size_t tokens,
-                 const void *q, size_t q_stride, const void *k,
-                 size_t k_stride, const void *q_w, const void *k_w,
-                 double eps, double weight_offset, double *qy, double *ky) {
+                 const void *q, size_t q_stride, const void *k, size_t k_stride,
+                 const void *q_w, const void *k_w, double eps,
+                 double weight_offset, double *qy, double *ky) {
   size_t t, h;
   for (t = 0; t < tokens; t++) {
     for (h = 0; h < num_heads; h++) {
       size_t o = ref_qk_offset(layout, head_dim, q_stride, t, h);
-      ref_rmsnorm_row(dtype, rounding, head_dim, ref_cat(dtype, q, o), q_w,
-                      eps, weight_offset, qy + o);
+      ref_rmsnorm_row(dtype, rounding, head_dim, ref_cat(dtype, q, o), q_w, eps,
+                      weight_offset, qy + o);
     }
     for (h = 0; h < num_kv_heads; h++) {
       size_t o = ref_qk_offset(layout, head_dim, k_stride, t, h);
-      ref_rmsnorm_row(dtype, rounding, head_dim, ref_cat(dtype, k, o), k_w,
-                      eps, weight_offset, ky + o);
+      ref_rmsnorm_row(dtype, rounding, head_dim, ref_cat(dtype, k, o), k_w, eps,
+                      weight_offset, ky + o);
     }
   }
 }
 
-/* ---- PRNG --------------------------------------------------------------- */
+/* ---- PRNG ---------------------------------------------------------------- */
 
 void ref_rng_seed(ref_rng *r, uint64_t seed) { r->s = seed; }
 
@@ -336,10 +352,12 @@ uint64_t ref_rng_next(ref_rng *r) {
   return z ^ (z >> 31);
 }
 
+/* Why: 53 random bits, so every double in [0, 1) step 2^-53 can occur. */
 double ref_rng_unit(ref_rng *r) {
   return (double)(ref_rng_next(r) >> 11) * 0x1p-53;
 }
 
+/* Why: uniform values for weights and offsets. */
 double ref_rng_range(ref_rng *r, double lo, double hi) {
   return lo + (hi - lo) * ref_rng_unit(r);
 }
@@ -348,11 +366,12 @@ double ref_rng_range(ref_rng *r, double lo, double hi) {
  * bounded (|v| <= 2*sqrt(3)), and free of libm so data is bit-identical on
  * every platform. */
 double ref_rng_normal(ref_rng *r) {
-  double s = ref_rng_unit(r) + ref_rng_unit(r) + ref_rng_unit(r) +
-             ref_rng_unit(r);
+  double s =
+      ref_rng_unit(r) + ref_rng_unit(r) + ref_rng_unit(r) + ref_rng_unit(r);
   return (s - 2.0) * 1.7320508075688772;
 }
 
+/* Why: log-uniform scales cover many binades evenly. */
 double ref_rng_pow10(ref_rng *r, double lo, double hi) {
   return pow(10.0, ref_rng_range(r, lo, hi));
 }

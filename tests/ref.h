@@ -26,18 +26,18 @@
 #define REF_LAYOUT_TOKEN_MAJOR 0 /* (t,h,d) at t*stride + h*head_dim + d */
 #define REF_LAYOUT_HEAD_MAJOR 1  /* (t,h,d) at h*stride + t*head_dim + d */
 
-/* ---- storage types ------------------------------------------------------ */
+/* ---- storage types ------------------------------------------------------- */
 
-size_t ref_esize(int dtype);                /* 4 or 2 bytes */
-const char *ref_dtype_name(int dtype);      /* "f32", "bf16", "f16" */
-int ref_precision(int dtype);               /* significand bits: 24, 8, 11 */
-double ref_eps_T(int dtype);                /* 2^(1-p): 2^-23, 2^-7, 2^-10 */
-double ref_max_T(int dtype);                /* largest finite value */
+size_t ref_esize(int dtype);           /* 4 or 2 bytes */
+const char *ref_dtype_name(int dtype); /* "f32", "bf16", "f16" */
+int ref_precision(int dtype);          /* significand bits: 24, 8, 11 */
+double ref_eps_T(int dtype);           /* 2^(1-p): 2^-23, 2^-7, 2^-10 */
+double ref_max_T(int dtype);           /* largest finite value */
 
-double ref_bf16_to_double(uint16_t b);      /* exact */
-double ref_f16_to_double(uint16_t h);       /* exact */
-uint16_t ref_double_to_bf16(double v);      /* round to nearest even */
-uint16_t ref_double_to_f16(double v);       /* round to nearest even */
+double ref_bf16_to_double(uint16_t b); /* exact */
+double ref_f16_to_double(uint16_t h);  /* exact */
+uint16_t ref_double_to_bf16(double v); /* round to nearest even */
+uint16_t ref_double_to_f16(double v);  /* round to nearest even */
 
 /* Element i of a T array as double (exact), and stores of round_T(v). */
 double ref_load(int dtype, const void *p, size_t i);
@@ -52,7 +52,7 @@ double ref_round(int dtype, double v);
 void *ref_at(int dtype, void *p, size_t i);
 const void *ref_cat(int dtype, const void *p, size_t i);
 
-/* ---- distances ---------------------------------------------------------- */
+/* ---- distances ----------------------------------------------------------- */
 
 /* ULP of the f32 nearest to `ref` (2^-149 floor; FLT_MAX's ULP past it). */
 double ref_ulp_f32(double ref);
@@ -67,7 +67,7 @@ double ref_ulp_dist_f32(float y, double ref);
 double ref_bits_dist(int dtype, uint32_t a, uint32_t b);
 int ref_is_nan_bits(int dtype, uint32_t bits);
 
-/* ---- reference kernels -------------------------------------------------- */
+/* ---- reference kernels --------------------------------------------------- */
 
 /* One RMSNorm row: y[i] = x[i] * rstd * (w[i] + weight_offset),
  * rstd = 1/sqrt(mean x^2 + eps).  SINGLE: y[] gets the unrounded product
@@ -81,34 +81,34 @@ double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
 /* One LayerNorm row: mean, population variance (two passes), rstd =
  * 1/sqrt(var+eps), y = gamma*(x-mean)*rstd + beta, unrounded.  NaN/Inf in
  * the row: y, mean and rstd all NaN. */
-void ref_layernorm_row(int dtype, size_t dim, const void *x,
-                       const void *gamma, const void *beta, double eps,
-                       double *y, double *mean, double *rstd);
+void ref_layernorm_row(int dtype, size_t dim, const void *x, const void *gamma,
+                       const void *beta, double eps, double *y, double *mean,
+                       double *rstd);
 
 /* QK-norm of `tokens` tokens: every head row of Q (num_heads per token)
  * normalized with q_w, every head row of K with k_w.  qy/ky are indexed
  * like q/k (same layout and stride); only head elements are written. */
 void ref_qk_norm(int dtype, int rounding, int layout, size_t head_dim,
                  size_t num_heads, size_t num_kv_heads, size_t tokens,
-                 const void *q, size_t q_stride, const void *k,
-                 size_t k_stride, const void *q_w, const void *k_w,
-                 double eps, double weight_offset, double *qy, double *ky);
+                 const void *q, size_t q_stride, const void *k, size_t k_stride,
+                 const void *q_w, const void *k_w, double eps,
+                 double weight_offset, double *qy, double *ky);
 
 /* Element offset of head h of token t in a qk_norm buffer. */
 size_t ref_qk_offset(int layout, size_t head_dim, size_t stride, size_t t,
                      size_t h);
 
-/* ---- deterministic data ------------------------------------------------- */
+/* ---- deterministic data -------------------------------------------------- */
 
 typedef struct ref_rng {
   uint64_t s;
 } ref_rng;
 
 void ref_rng_seed(ref_rng *r, uint64_t seed);
-uint64_t ref_rng_next(ref_rng *r);        /* splitmix64 */
-double ref_rng_unit(ref_rng *r);          /* uniform [0, 1), 53 bits */
+uint64_t ref_rng_next(ref_rng *r); /* splitmix64 */
+double ref_rng_unit(ref_rng *r);   /* uniform [0, 1), 53 bits */
 double ref_rng_range(ref_rng *r, double lo, double hi);
-double ref_rng_normal(ref_rng *r);        /* Irwin-Hall(4): mean 0, var 1 */
+double ref_rng_normal(ref_rng *r); /* Irwin-Hall(4): mean 0, var 1 */
 double ref_rng_pow10(ref_rng *r, double lo, double hi); /* 10^U(lo,hi) */
 uint64_t ref_hash_str(const char *s, uint64_t seed);    /* FNV-1a 64 */
 

@@ -1,0 +1,156 @@
+/* kb_sys.c: OS services for the bench (Linux; degrades where absent). */
+#define _GNU_SOURCE
+#include "kb_sys.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#ifdef __GLIBC__
+#include <gnu/libc-version.h>
+#endif
+
+/* Why: CLOCK_MONOTONIC never jumps with NTP steps; batches are timed in
+ * nanoseconds as doubles (53 bits are plenty for a run of minutes). */
+double kb_sys_now_ns(void)
+{
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Why: tells a batch that ran from one that was preempted (another
+ * process took the CPU), which wall time alone cannot. */
+double kb_sys_cpu_ns(clockid_t clock)
+{
+  struct timespec t;
+  if (clock_gettime(clock, &t) != 0) return 0.0;
+  return (double)t.tv_sec * 1e9 + (double)t.tv_nsec;
+}
+
+/* Why: the report names the machine the way a reader recognizes it. */
+void kb_sys_cpu_model(char *buf, size_t len)
+{
+  char line[512];
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  buf[0] = '\0';
+  if (f) {
+    while (fgets(line, sizeof line, f)) {
+      if (strncmp(line, "model name", 10) == 0) {
+        const char *p = strchr(line, ':');
+        if (p) {
+          p++;
+          while (*p == ' ' || *p == '\t') p++;
+          snprintf(buf, len, "%s", p);
+          buf[strcspn(buf, "\n")] = '\0';
+        }
+        break;
+      }
+    }
+    fclose(f);
+  }
+  if (!buf[0]) {
+    struct utsname u;
+    snprintf(buf, len, "%s", uname(&u) == 0 ? u.machine : "unknown");
+  }
+}
+
+/* Why: sysconf reports 0 or -1 for unknown levels; normalize to 0. */
+static size_t kb_sys_conf(int name)
+{
+  long v = sysconf(name);
+  return v > 0 ? (size_t)v : 0;
+}
+
+/* Why: the L2 and LLC sizes decide how many sets the L2/LLC shapes
+ * rotate; all three are printed with the results. */
+size_t kb_sys_cache_l1d(void)
+{
+#ifdef _SC_LEVEL1_DCACHE_SIZE
+  return kb_sys_conf(_SC_LEVEL1_DCACHE_SIZE);
+#else
+  return 0;
+#endif
+}
+
+size_t kb_sys_cache_l2(void)
+{
+#ifdef _SC_LEVEL2_CACHE_SIZE
+  return kb_sys_conf(_SC_LEVEL2_CACHE_SIZE);
+#else
+  return 0;
+#endif
+}
+
+size_t kb_sys_cache_l3(void)
+{
+#ifdef _SC_LEVEL3_CACHE_SIZE
+  return kb_sys_conf(_SC_LEVEL3_CACHE_SIZE);
+#else
+  return 0;
+#endif
+}
+
+/* Why: a container may allow fewer CPUs than the machine has; the 2-thread
+ * runs need two allowed ones. */
+int kb_sys_cpus(int *cpus, int max)
+{
+  cpu_set_t set;
+  int n = 0;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 0;
+  for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+    if (CPU_ISSET(c, &set)) cpus[n++] = c;
+  return n;
+}
+
+/* Why: migrations between cores in the middle of a batch add noise. */
+int kb_sys_pin(int cpu)
+{
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  return sched_setaffinity(0, sizeof set, &set) == 0 ? 0 : -1;
+}
+
+/* Why: mmap gives page-aligned zeroed memory that goes back to the OS on
+ * free (the DRAM shapes allocate hundreds of MiB per case); huge pages keep
+ * TLB misses out of the kernel-vs-memcpy comparison. */
+void *kb_sys_alloc(size_t bytes)
+{
+  void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return NULL;
+#ifdef MADV_HUGEPAGE
+  if (bytes >= ((size_t)2 << 20)) madvise(p, bytes, MADV_HUGEPAGE);
+#endif
+  return p;
+}
+
+/* Why: the counterpart of kb_sys_alloc (munmap needs the length). */
+void kb_sys_free(void *p, size_t bytes)
+{
+  if (p) munmap(p, bytes);
+}
+
+/* Why: whether huge pages were on changes DRAM-shape numbers; record it. */
+void kb_sys_thp(char *buf, size_t len)
+{
+  FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+  snprintf(buf, len, "?");
+  if (f) {
+    if (fgets(buf, (int)len, f)) buf[strcspn(buf, "\n")] = '\0';
+    fclose(f);
+  }
+}
+
+/* Why: the memcpy ceiling is the C library's; its version matters. */
+const char *kb_sys_libc(void)
+{
+#ifdef __GLIBC__
+  return gnu_get_libc_version();
+#else
+  return "?";
+#endif
+}

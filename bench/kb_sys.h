@@ -1,0 +1,43 @@
+/* kb_sys.h: what the bench needs from the OS: a monotonic clock, the
+ * machine's description, CPU pinning and large page-backed buffers. */
+#ifndef KB_SYS_H
+#define KB_SYS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* Nanoseconds of CLOCK_MONOTONIC. */
+double kb_sys_now_ns(void);
+
+/* Nanoseconds of a CPU-time clock (the calling thread's with
+ * CLOCK_THREAD_CPUTIME_ID, another thread's from pthread_getcpuclockid):
+ * time on a CPU, so wall minus this is time the thread was preempted. */
+double kb_sys_cpu_ns(clockid_t clock);
+
+/* "model name" of /proc/cpuinfo (or the uname machine when absent). */
+void kb_sys_cpu_model(char *buf, size_t len);
+
+/* Cache sizes in bytes as the C library reports them (0 when unknown). */
+size_t kb_sys_cache_l1d(void);
+size_t kb_sys_cache_l2(void);
+size_t kb_sys_cache_l3(void);
+
+/* The CPUs this process may run on, in order; returns how many (<= max). */
+int kb_sys_cpus(int *cpus, int max);
+
+/* Pin the calling thread to `cpu`; 0 on success, -1 when not allowed. */
+int kb_sys_pin(int cpu);
+
+/* A zeroed, page-backed buffer (transparent huge pages requested when the
+ * size warrants it); NULL on failure.  Free with kb_sys_free(p, bytes). */
+void *kb_sys_alloc(size_t bytes);
+void kb_sys_free(void *p, size_t bytes);
+
+/* The transparent-huge-page mode line ("always [madvise] never") or "?". */
+void kb_sys_thp(char *buf, size_t len);
+
+/* The C library's version ("2.36"), or "?" off glibc. */
+const char *kb_sys_libc(void);
+
+#endif
