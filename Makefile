@@ -51,8 +51,18 @@ $(BUILD)/demo: tests/demo.c tests/ref.c tests/ref.h $(OUT)/$(DEMO_NAME)/$(DEMO_N
 	  -DKG_PACK_NUM=$(DEMO_NAME)_num_variants \
 	  tests/demo.c tests/ref.c $(OUT)/$(DEMO_NAME)/*.c -lm -o $@
 
-demo: deps $(BUILD)/demo
+# a second table: one kernel per op x dtype (f32, bf16, f16) from the
+# dispatch-proof pack, so the demo shows every op and storage type
+$(BUILD)/demo_ops: tests/demo.c tests/ref.c tests/ref.h $(OUT)/kgd/kgd.h | $(BUILD)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgd -Itests \
+	  -DKG_PACK_HEADER='"kgd.h"' -DKG_PACK_VARIANTS=kgd_variants -DKG_PACK_NUM=kgd_num_variants \
+	  tests/demo.c tests/ref.c $(OUT)/kgd/*.c -lm -o $@
+
+demo: deps $(BUILD)/demo $(BUILD)/demo_ops
+	@echo "== $(DEMO_SPEC): pack $(DEMO_NAME) =="
 	$(BUILD)/demo
+	@echo "== every op x dtype (tests/specs/kgd.lua) =="
+	$(BUILD)/demo_ops
 
 # --- tests -----------------------------------------------------------------
 lint:

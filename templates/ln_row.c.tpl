@@ -27,6 +27,11 @@
 @ }
 @ local function centre(c, v, tag)
 @   local e = "e" .. tag
+@   if c.I.acc_vt == "double" then
+@     -- scalar elements: x - m1 exactly in double, so the mean correction
+@     -- adds no rounding noise of its own
+@     return "const double " .. e .. " = (double)" .. v .. " - (double)m1;", e
+@   end
 @   return "const " .. c.I.vt .. " " .. e .. " = " .. row.sub(c, v, c.I == V and "vm1" or "m1") .. ";", e
 @ end
 @ local vals = nil
@@ -39,7 +44,7 @@
 @ end
       $(indent(row.reduce(p, sum, ld, nil, vals), "      "))
       const float m1 = (float)(s / $(D));
-@ if p.has_vec then
+@ if p.has_vec and V.acc_vt ~= "double" then
       const $(V.vt) vm1 = $(V.set1("m1"));
 @ end
       $(indent(row.reduce(p, dev, ld, centre, vals), "      "))
