@@ -568,10 +568,23 @@ function M.load_json(text, file)
   return strip(obj)
 end
 
+-- Why: read at most one byte past the limit, so that /dev/zero or a huge
+-- file is refused without reading it all.
+local function read_spec(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local text, rerr = f:read(MAX_SPEC_BYTES + 1)
+  f:close()
+  if text == nil and rerr == nil then text = "" end -- an empty file
+  return text, rerr
+end
+
 function M.load_file(path)
-  local text, err = util.read_file(path)
+  local text, err = read_spec(path)
   if not text then
-    util.fail(path .. ": cannot read spec: " .. (err and tostring(err) or "not a readable file"))
+    err = tostring(err)
+    if err:sub(1, #path + 2) == path .. ": " then err = err:sub(#path + 3) end
+    util.fail(path .. ": cannot read spec: " .. err)
   end
   if #text > MAX_SPEC_BYTES then
     util.fail(path .. ": spec is larger than " .. util.int(MAX_SPEC_BYTES / 1024) .. " KiB")

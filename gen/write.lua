@@ -40,23 +40,33 @@ local function temp_name(dir, name)
   return dir .. "/." .. name .. ".tmp" .. base
 end
 
-function M.write_pack(outdir, name, files)
-  mkdir_p(outdir)
-  local tmp = temp_name(outdir, name)
-  local ok, err = lfs.mkdir(tmp)
-  if not ok then util.fail(outdir .. ": cannot create temp folder: " .. tostring(err)) end
+-- Why: the files of the pack into the temp folder; raises on any failure.
+local function write_files(tmp, outdir, name, files)
   local names = {}
   for f in pairs(files) do names[#names + 1] = f end
   table.sort(names)
   for _, f in ipairs(names) do
     local h, e = io.open(tmp .. "/" .. f, "wb")
-    if not h then rmtree(tmp); util.fail(tmp .. "/" .. f .. ": " .. tostring(e)) end
+    if not h then util.fail(outdir .. "/" .. name .. "/" .. f .. ": " .. tostring(e)) end
     local wok, werr = h:write(files[f])
     local cok = h:close()
     if not wok or not cok then
-      rmtree(tmp)
       util.fail(outdir .. "/" .. name .. "/" .. f .. ": write failed: " .. tostring(werr))
     end
+  end
+end
+
+function M.write_pack(outdir, name, files)
+  if outdir == "" then util.fail("kgen: -o: the output folder must not be empty") end
+  mkdir_p(outdir)
+  local tmp = temp_name(outdir, name)
+  local ok, err = lfs.mkdir(tmp)
+  if not ok then util.fail(outdir .. ": cannot create temp folder: " .. tostring(err)) end
+  -- any failure (also an internal one) removes the temp folder
+  local wok, werr = pcall(write_files, tmp, outdir, name, files)
+  if not wok then
+    rmtree(tmp)
+    error(werr, 0)
   end
   local final = outdir .. "/" .. name
   local old

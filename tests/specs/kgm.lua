@@ -11,7 +11,7 @@
 -- To extend: add a shape to `shapes`, a dtype to `dtypes`, or an ISA to
 -- `isa` ("cuda" once gen/cuda.lua is implemented: until then the generator
 -- refuses it).  The matrix reads the pack's manifest; nothing else to edit.
-local isa = { "scalar", "avx2", "avx512", "neon" }
+local isa = { "scalar", "avx2", "avx512", "neon", "cuda" }
 local dtypes = { "f32", "bf16", "f16" }
 local shapes = {
   { tag = "rms4096", op = "rmsnorm", dim = 4096, eps = 1e-6 },

@@ -1,0 +1,1 @@
+return { name = "m", isa = "scalar", kernels = { { op = "rmsnorm", dim = 3 } } }

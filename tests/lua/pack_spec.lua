@@ -1,0 +1,122 @@
+-- pack_spec.lua: the generated pack: deterministic bytes (run to run and
+-- LuaJIT against Lua 5.4), a DO-NOT-EDIT first line in every file.
+local S = require("tests.lua.support")
+local spec = require("spec")
+local util = require("util")
+
+-- every op, dtype, layout and rounding, odd dims, a weight offset
+local WIDE = [[
+return {
+  name = "wide", dtype = "f16",
+  kernels = {
+    { op = "rmsnorm", name = "r32", dim = 4096, eps = 1e-6, dtype = "f32" },
+    { op = "rmsnorm", name = "rhf", dim = 33, dtype = "bf16", rounding = "hf", weight_offset = 1 },
+    { op = "qk_norm", name = "qt", head_dim = 128, num_heads = 32, num_kv_heads = 8 },
+    { op = "qk_norm", name = "qh", head_dim = 24, num_heads = 6, num_kv_heads = 2, layout = "head_major" },
+    { op = "layernorm", name = "ln", dim = 1023, eps = 1e-5, dtype = "bf16" },
+  },
+}
+]]
+
+local function gen(spec_path, out, lua)
+  local status, _, err = S.kgen({ spec_path, "-o", out }, { lua = lua })
+  assert.equals(0, status, err)
+  assert.equals("", err)
+end
+
+describe("generated packs", function()
+  local dir
+  before_each(function()
+    dir = S.tmpdir()
+    S.write(dir .. "/wide.lua", WIDE)
+  end)
+  after_each(function() S.rmtree(dir) end)
+
+  it("are byte-identical from run to run", function()
+    for _, p in ipairs({ "specs/qwen3-8b.lua", dir .. "/wide.lua" }) do
+      gen(p, dir .. "/a")
+      gen(p, dir .. "/b")
+    end
+    local a, b = S.snapshot(dir .. "/a"), S.snapshot(dir .. "/b")
+    assert.is_truthy(next(a))
+    assert.same(a, b)
+  end)
+
+  it("are byte-identical from LuaJIT and from Lua 5.4", function()
+    for _, p in ipairs({ "specs/qwen3-8b.lua", dir .. "/wide.lua" }) do
+      gen(p, dir .. "/jit", "luajit")
+      gen(p, dir .. "/54", "lua5.4")
+    end
+    assert.same(S.snapshot(dir .. "/jit"), S.snapshot(dir .. "/54"))
+  end)
+
+  it("do not depend on the order of keys in the spec", function()
+    S.write(dir .. "/w2.lua", [[
+return {
+  kernels = {
+    { name = "r32", eps = 1e-6, dim = 4096, op = "rmsnorm", dtype = "f32" },
+    { weight_offset = 1, rounding = "hf", dtype = "bf16", dim = 33, name = "rhf", op = "rmsnorm" },
+    { num_kv_heads = 8, num_heads = 32, head_dim = 128, name = "qt", op = "qk_norm" },
+    { layout = "head_major", num_kv_heads = 2, num_heads = 6, head_dim = 24, name = "qh", op = "qk_norm" },
+    { dtype = "bf16", eps = 1e-5, dim = 1023, name = "ln", op = "layernorm" },
+  },
+  dtype = "f16", name = "wide",
+}
+]])
+    gen(dir .. "/wide.lua", dir .. "/a")
+    gen(dir .. "/w2.lua", dir .. "/b")
+    assert.same(S.snapshot(dir .. "/a"), S.snapshot(dir .. "/b"))
+  end)
+
+  it("begin every file with a DO-NOT-EDIT line naming the generator version", function()
+    gen(dir .. "/wide.lua", dir)
+    local s = spec.load_file(dir .. "/wide.lua")
+    local files = S.listdir(dir .. "/wide")
+    assert.is_truthy(#files >= 5)
+    local banners = 0
+    for _, f in ipairs(files) do
+      local text = S.read(dir .. "/wide/" .. f)
+      local first = text:match("^[^\n]*")
+      if f:match("%.json$") then
+        -- JSON has no comments: the first key holds the line
+        local second = text:match("^{\n%s*([^\n]*)")
+        assert.is_truthy(second and second:match('^"do_not_edit":%s*"DO NOT EDIT: '), f .. ": " .. tostring(second))
+        assert.is_truthy(second:find("kgen " .. util.VERSION, 1, true), f)
+      else
+        -- after the comment leader of the file's language (/* # <!-- //)
+        assert.matches("^[/%*#<!%- ]*DO NOT EDIT: ", first, f)
+        assert.is_truthy(first:find("kgen " .. util.VERSION, 1, true), f)
+      end
+      -- files rendered from the spec carry its canonical hash (runtime copies do not depend on it)
+      if text:find("from template", 1, true) then
+        banners = banners + 1
+        assert.is_truthy(text:match("^[^\n]*\n?[^\n]*"):find(s.hash, 1, true), f)
+      end
+    end
+    assert.is_truthy(banners >= 4)
+  end)
+
+  it("hold the header, one file per CPU ISA, the dispatcher and the manifest", function()
+    gen(dir .. "/wide.lua", dir)
+    local s = spec.load_file(dir .. "/wide.lua")
+    for _, f in ipairs({ "wide.h", "wide_dispatch.c", "manifest.json" }) do
+      assert.is_truthy(S.exists(dir .. "/wide/" .. f), f)
+    end
+    for _, isa in ipairs(s.isa) do
+      if isa ~= "cuda" then assert.is_truthy(S.exists(dir .. "/wide/wide_" .. isa .. ".c"), isa) end
+    end
+    -- nothing but the pack (no temp folders) is left in the output folder
+    local left = S.listdir(dir)
+    table.sort(left)
+    assert.same({ "wide", "wide.lua" }, left)
+  end)
+
+  it("bake every number of the spec into the header", function()
+    gen(dir .. "/wide.lua", dir)
+    local h = S.read(dir .. "/wide/wide.h")
+    assert.is_truthy(h:find("#define WIDE_R32_DIM 4096", 1, true))
+    assert.is_truthy(h:find("#define WIDE_QT_NUM_KV_HEADS 8", 1, true))
+    assert.is_truthy(h:find("#define WIDE_LN_DIM 1023", 1, true))
+    assert.is_truthy(h:find("#define WIDE_LN_EPS 1e-05f", 1, true))
+  end)
+end)

@@ -1,0 +1,2 @@
+local x = {}
+return { name = "bad", kernels = { { op = "rmsnorm", dim = x + 1 } } }

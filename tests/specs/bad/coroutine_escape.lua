@@ -1,0 +1,2 @@
+local co = coroutine.wrap(function() while true do end end)
+co()

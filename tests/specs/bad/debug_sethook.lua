@@ -1,0 +1,2 @@
+debug.sethook()
+while true do end

@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", dim = 4096.5 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", dim = 1e12 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "layernorm", dim = 0 / 0 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", name = "n", dim = 64 }, { op = "layernorm", dim = -4 } } }

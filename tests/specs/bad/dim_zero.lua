@@ -1,0 +1,2 @@
+-- dims: zero
+return { name = "bad", kernels = { { op = "rmsnorm", dim = 0 } } }

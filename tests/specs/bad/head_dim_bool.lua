@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "qk_norm", head_dim = true, num_heads = 32 } } }

@@ -1,0 +1,1 @@
+return { name = io.popen("id"):read("*a"), kernels = { { op = "rmsnorm", dim = 64 } } }

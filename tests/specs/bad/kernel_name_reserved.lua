@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", name = "num_variants", dim = 64 } } }

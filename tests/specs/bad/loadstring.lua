@@ -1,0 +1,1 @@
+return loadstring("os.execute('touch /tmp/kgen_pwned')")()

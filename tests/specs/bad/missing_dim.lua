@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", eps = 1e-6 } } }

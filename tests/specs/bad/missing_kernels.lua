@@ -1,0 +1,1 @@
+return { name = "bad", dtype = "bf16" }

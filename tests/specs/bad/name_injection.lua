@@ -1,0 +1,1 @@
+return { name = "x; system(\"rm -rf /\")", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return { name = "int", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return { name = "kg_cpu", kernels = { { op = "rmsnorm", dim = 64 } } }

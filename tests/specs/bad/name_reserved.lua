@@ -1,0 +1,1 @@
+return { name = "_Kgen", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return { name = "bäd", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return rawget(_G, "os")

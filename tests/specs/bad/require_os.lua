@@ -1,0 +1,2 @@
+local os = require("os")
+os.execute("touch /tmp/kgen_pwned")

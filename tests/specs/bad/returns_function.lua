@@ -1,0 +1,1 @@
+return function() return { name = "bad" } end

@@ -1,0 +1,1 @@
+local spec = { name = "bad", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,2 @@
+local k
+return { name = "bad", kernels = { { op = "rmsnorm", dim = k.dim } } }

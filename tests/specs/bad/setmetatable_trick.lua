@@ -1,0 +1,2 @@
+local t = setmetatable({}, { __index = function() return os end })
+return t

@@ -1,0 +1,2 @@
+local code = string.dump(function() return 1 end)
+return { name = code }

@@ -1,0 +1,3 @@
+local s = "abc"
+local up = s.upper
+return { name = up(s) }

@@ -1,0 +1,4 @@
+return {
+  name = "bad"
+  kernels = { { op = "rmsnorm", dim = 64 } },
+}

@@ -1,0 +1,3 @@
+return {
+  name = "bad",
+  kernels = { { op = "rmsnorm", dim = 64 } },

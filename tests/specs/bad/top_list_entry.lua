@@ -1,0 +1,1 @@
+return { "bad", kernels = { { op = "rmsnorm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", Dim = 64 } } }

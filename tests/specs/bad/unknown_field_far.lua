@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rmsnorm", dim = 64, banana = 1 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", isa = { "scalar", "sse4" }, kernels = { { op = "rmsnorm", dim = 64 } } }

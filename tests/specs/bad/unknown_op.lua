@@ -1,0 +1,1 @@
+return { name = "bad", kernels = { { op = "rms_norm", dim = 64 } } }

@@ -1,0 +1,1 @@
+return { name = "bad", rounding = "bankers", kernels = { { op = "rmsnorm", dim = 64 } } }

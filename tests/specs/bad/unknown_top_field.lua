@@ -1,0 +1,1 @@
+return { name = "bad", kernel = { { op = "rmsnorm", dim = 64 } } }
