@@ -1,9 +1,11 @@
-@ -- One LayerNorm row: xr -> yr (may alias).  Corrected two-pass: m1 = the
-@ -- mean from a first sum; then d = x - m1 gives sum(d) and sum(d^2), so the
-@ -- mean is m1 + sum(d)/D and var = sum(d^2)/D - (sum(d)/D)^2 (Chan et al.).
-@ -- x - m1 is nearly exact near the mean, so large offsets with a small
-@ -- spread stay accurate, and a constant row whose mean rounds back to the
-@ -- constant gives beta exactly.  Sums are blocked into double (row.reduce).
+@ -- One LayerNorm row: xr -> yr (may alias).  Two passes on registers:
+@ -- the mean from a sum kept in double lanes (exact for any row that does
+@ -- not span 29 binades, so cancelling rows such as [1e4, -1e4, 0.5, 0...]
+@ -- keep an accurate mean and a symmetric row a mean of exactly 0); then
+@ -- e = x - m1 (m1 = the mean in f32) gives sum(e) and sum(e^2), and
+@ -- var = sum(e^2)/D - (sum(e)/D)^2 (shift-invariant, Chan et al.), so large
+@ -- offsets with a small spread stay accurate.  A constant row whose mean
+@ -- rounds back to the constant gives beta exactly.
 @ local function gam(c, i)
 @   if p.hoist_w then return "gv" .. i end
 @   return c.I.load(T, "gamma", c.off, c.n)
@@ -20,7 +22,7 @@
 @   return c.I.store(T, yr, c.off, c.n, v)
 @ end
 @ local function ld(c) return c.I.load(T, xr, c.off, c.n) end
-@ local sum = { { var = "s", term = function(A, acc, v) return A.acc_add(acc, v) end } }
+@ local sum = { { var = "s", wide = true, term = function(A, acc, v) return A.acc_add(acc, v) end } }
 @ local dev = {
 @   { var = "sd", term = function(A, acc, v) return A.acc_add(acc, v) end },
 @   { var = "sq", term = function(A, acc, v) return A.acc_fma(v, v, acc) end },
@@ -53,7 +55,7 @@
         continue;
       }
       const double corr = sd / $(D);
-      const double mu = (double)m1 + corr;
+      const double mu = s / $(D);
       double var = sq / $(D) - corr * corr;
       if (var < 0.0) var = 0.0;
       const float rs = (float)(1.0 / sqrt(var + (double)$(EPS)));

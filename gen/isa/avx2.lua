@@ -56,6 +56,14 @@ function M.mul(a, b) return "_mm256_mul_ps(" .. a .. ", " .. b .. ")" end
 function M.fma(a, b, c) return "_mm256_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function M.hsum(v) return "kgi_avx2_hsum(" .. v .. ")" end
 
+-- Double lanes for sums that must not round in f32 (row.reduce, wide).
+M.wide_vt = "__m256d"
+function M.wide_zero() return "_mm256_setzero_pd()" end
+function M.wide_lo(v) return "_mm256_cvtps_pd(_mm256_castps256_ps128(" .. v .. "))" end
+function M.wide_hi(v) return "_mm256_cvtps_pd(_mm256_extractf128_ps(" .. v .. ", 1))" end
+function M.wide_add(a, b) return "_mm256_add_pd(" .. a .. ", " .. b .. ")" end
+function M.wide_hsum(v) return "kgi_avx2_hsum_pd(" .. v .. ")" end
+
 -- Why: helpers that do not fit one expression, emitted once per file with
 -- the file's target attribute (static, so packs never clash).
 function M.prelude(attr)
@@ -67,6 +75,13 @@ static inline __attribute__((unused)) ATTR float kgi_avx2_hsum(__m256 v)
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+/* Horizontal sum of 4 double lanes. */
+static inline __attribute__((unused)) ATTR double kgi_avx2_hsum_pd(__m256d v)
+{
+  __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
 }
 
 /* 8 bf16 -> 8 f32: bf16 is the high half of an f32, so widen and shift. */

@@ -68,6 +68,14 @@ function M.mul(a, b) return "_mm512_mul_ps(" .. a .. ", " .. b .. ")" end
 function M.fma(a, b, c) return "_mm512_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ")" end
 function M.hsum(v) return "_mm512_reduce_add_ps(" .. v .. ")" end
 
+-- Double lanes for sums that must not round in f32 (row.reduce, wide).
+M.wide_vt = "__m512d"
+function M.wide_zero() return "_mm512_setzero_pd()" end
+function M.wide_lo(v) return "_mm512_cvtps_pd(_mm512_castps512_ps256(" .. v .. "))" end
+function M.wide_hi(v) return "_mm512_cvtps_pd(_mm512_extractf32x8_ps(" .. v .. ", 1))" end
+function M.wide_add(a, b) return "_mm512_add_pd(" .. a .. ", " .. b .. ")" end
+function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
+
 -- Why: conversion helpers too long for one expression, emitted once per file.
 function M.prelude(attr)
   return (([[

@@ -44,6 +44,14 @@ function M.mul(a, b) return "vmulq_f32(" .. a .. ", " .. b .. ")" end
 function M.fma(a, b, c) return "vfmaq_f32(" .. c .. ", " .. a .. ", " .. b .. ")" end
 function M.hsum(v) return "vaddvq_f32(" .. v .. ")" end
 
+-- Double lanes for sums that must not round in f32 (row.reduce, wide).
+M.wide_vt = "float64x2_t"
+function M.wide_zero() return "vdupq_n_f64(0.0)" end
+function M.wide_lo(v) return "vcvt_f64_f32(vget_low_f32(" .. v .. "))" end
+function M.wide_hi(v) return "vcvt_high_f64_f32(" .. v .. ")" end
+function M.wide_add(a, b) return "vaddq_f64(" .. a .. ", " .. b .. ")" end
+function M.wide_hsum(v) return "vaddvq_f64(" .. v .. ")" end
+
 -- Why: helpers that do not fit one expression, emitted once per file
 -- (static, so packs never clash).  No target attribute: `attr` is unused.
 -- Marked unused because a pack without f16 (or without "hf") leaves some

@@ -90,7 +90,9 @@ end
 -- partial sums never run long: full blocks of about 256 elements are
 -- reduced to double and added up there, which keeps the error of a
 -- 16384-wide sum at a few ULP even for adversarial (constant) rows.
---   sums: list of { var = "ss", term = function(I, acc, v) -> new acc expr }
+--   sums: list of { var = "ss", term = function(I, acc, v) -> new acc expr,
+--                   wide = true for a plain sum kept in double lanes (tables
+--                   with wide_*: exact-ish means for LayerNorm) }
 --   load: function(c) -> expression of the chunk's f32 value
 --   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
 -- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
@@ -112,7 +114,12 @@ function M.reduce(p, sums, load, pre, vals)
         v = tag .. j
       end
       for _, sm in ipairs(sums) do
-        if c.I == V then
+        if c.I == V and sm.wide and V.wide_vt then
+          -- a plain sum kept in double lanes: f32 -> two double halves
+          local a = sm.var .. ((j - 1) % M.NACC + 1)
+          emit(ind .. a .. "l = " .. V.wide_add(a .. "l", V.wide_lo(v)) .. ";")
+          emit(ind .. a .. "h = " .. V.wide_add(a .. "h", V.wide_hi(v)) .. ";")
+        elseif c.I == V then
           local a = sm.var .. ((j - 1) % M.NACC + 1)
           emit(ind .. a .. " = " .. sm.term(AV, a, v) .. ";")
         else
@@ -126,16 +133,31 @@ function M.reduce(p, sums, load, pre, vals)
   end
   local function decl(ind, tails)
     for _, sm in ipairs(sums) do
-      local z = AV.acc_zero()
-      emit(ind .. AV.acc_vt .. " " .. sm.var .. "1 = " .. z .. ", " .. sm.var .. "2 = " .. z
-        .. ", " .. sm.var .. "3 = " .. z .. ", " .. sm.var .. "4 = " .. z .. ";")
+      if sm.wide and V.wide_vt then
+        local z, names = V.wide_zero(), {}
+        for a = 1, M.NACC do
+          names[#names + 1] = sm.var .. a .. "l = " .. z
+          names[#names + 1] = sm.var .. a .. "h = " .. z
+        end
+        emit(ind .. V.wide_vt .. " " .. table.concat(names, ", ") .. ";")
+      else
+        local z = AV.acc_zero()
+        emit(ind .. AV.acc_vt .. " " .. sm.var .. "1 = " .. z .. ", " .. sm.var .. "2 = " .. z
+          .. ", " .. sm.var .. "3 = " .. z .. ", " .. sm.var .. "4 = " .. z .. ";")
+      end
       if tails then emit(ind .. AS.acc_vt .. " " .. sm.var .. "t = " .. AS.acc_zero() .. ";") end
     end
   end
   local function flush(ind, tails)
     for _, sm in ipairs(sums) do
       local v = sm.var
-      local e = AV.acc_hsum(AV.acc_add(AV.acc_add(v .. "1", v .. "2"), AV.acc_add(v .. "3", v .. "4")))
+      local e
+      if sm.wide and V.wide_vt then
+        local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
+        e = V.wide_hsum(V.wide_add(V.wide_add(pair(1), pair(2)), V.wide_add(pair(3), pair(4))))
+      else
+        e = AV.acc_hsum(AV.acc_add(AV.acc_add(v .. "1", v .. "2"), AV.acc_add(v .. "3", v .. "4")))
+      end
       if tails then e = e .. " + (double)" .. v .. "t" end
       emit(ind .. v .. " += " .. e .. ";")
     end
