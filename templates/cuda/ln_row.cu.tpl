@@ -1,8 +1,8 @@
 @ -- The LayerNorm body of R rows at once (R > 1 only in warp-per-row
 @ -- kernels).  Row ri: xr[ri] -> yr[ri] (may alias), present when ok[ri]
 @ -- (warp-uniform); thread t of the row group holds the rows in xv (read
-@ -- once).  Corrected two-pass as the CPU's ln_row.c.tpl: m1 = the f32
-@ -- mean; then d = x - m1 gives sum(d) and sum(d^2), mean = m1 + sum(d)/D,
+@ -- once).  Two passes as the CPU's ln_row.c.tpl: the mean from a sum in
+@ -- double (m1 = it in f32); then d = x - m1 gives sum(d) and sum(d^2),
 @ -- var = sum(d^2)/D - (sum(d)/D)^2.  Squared deviations not finite in f32
 @ -- -> the CPU's slow path in double.
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
@@ -37,24 +37,25 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
     kg_cu_ld_row<$(LAY)>(gamma, t, true, gv);
     kg_cu_ld_row<$(LAY)>(beta, t, true, bv);
 @ end
-    float s[$(R)];
+    /* the mean is summed in double: exact for cancelling and sparse rows */
+    double s[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
-      s[ri] = 0.0f;
+      s[ri] = 0.0;
 #pragma unroll
       for (int c = 0; c < $(C); c++)
 #pragma unroll
-        for (int j = 0; j < $(VE); j++) s[ri] += $(X);
+        for (int j = 0; j < $(VE); j++) s[ri] += (double)$(X);
     }
 @ if P.warp then
     kg_cu_warp_sum_n(s);
 @ else
-    s[0] = kg_cu_block_sum<$(NW)>(s[0], kg_red);
+    s[0] = kg_cu_block_sum<$(NW)>(s[0], kg_redd);
 @ end
     float m1[$(R)], sd[$(R)], sq[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
-      m1[ri] = (float)((double)s[ri] * $(INV_D));
+      m1[ri] = (float)(s[ri] * $(INV_D));
       sd[ri] = 0.0f;
       sq[ri] = 0.0f;
 #pragma unroll
@@ -82,7 +83,7 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
       const double corr = (double)sd[ri] * $(INV_D);
       double var = (double)sq[ri] * $(INV_D) - corr * corr;
       if (var < 0.0) var = 0.0;
-      mfs[ri] = (float)((double)m1[ri] + corr);
+      mfs[ri] = (float)(s[ri] * $(INV_D));
       rsf[ri] = kg_cu_rsqrt(var + (double)$(EPS));
     }
 #pragma unroll
