@@ -187,24 +187,22 @@ function M.render(spec, dirs)
   end
 
   -- dispatcher and variant table
+  -- one table row per variant and per dispatcher, each through a
+  -- type-erased forwarder (isa nil: the dispatching entry point)
   local entries = {}
-  for _, k in ipairs(spec.kernels) do
+  local function entry(k, isa)
     local _, _, _, etyped, casts = signature(k)
-    for _, isa in ipairs(isas) do
-      local s = sym(spec, k, isa)
-      entries[#entries + 1] = {
-        guard = GUARD[isa],
-        wrapper = "static void " .. s .. "_v(" .. table.concat(etyped, ", ") .. ")\n{\n  "
-          .. s .. "(" .. table.concat(casts, ", ") .. ");\n}",
-        row = table_row(spec, k, isa, s .. "_v"),
-      }
-    end
-    local s = sym(spec, k, nil)
+    local s = sym(spec, k, isa)
     entries[#entries + 1] = {
+      guard = isa and GUARD[isa],
       wrapper = "static void " .. s .. "_v(" .. table.concat(etyped, ", ") .. ")\n{\n  "
         .. s .. "(" .. table.concat(casts, ", ") .. ");\n}",
-      row = table_row(spec, k, "auto", s .. "_v"),
+      row = table_row(spec, k, isa or "auto", s .. "_v"),
     }
+  end
+  for _, k in ipairs(spec.kernels) do
+    for _, isa in ipairs(isas) do entry(k, isa) end
+    entry(k, nil)
   end
   local denv = {
     spec = spec, util = util, entries = entries, guards = GUARD,

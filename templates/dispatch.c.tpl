@@ -36,14 +36,20 @@ static void $(base)_first($(sig));
 static $(base)_fn $(base)_impl = $(base)_first;
 static int $(base)_level = -1;
 
-/* Why: runs once per process (or once per racing thread). */
-static void $(base)_first($(sig))
+/* Why: picks and publishes the variant; runs once per process (or once
+ * per racing thread, which all pick the same). */
+static $(base)_fn $(base)_resolve(void)
 {
   int isa;
   $(base)_fn f = $(base)_pick(&isa);
   __atomic_store_n(&$(base)_level, isa, __ATOMIC_RELAXED);
   __atomic_store_n(&$(base)_impl, f, __ATOMIC_RELEASE);
-  f($(call));
+  return f;
+}
+
+static void $(base)_first($(sig))
+{
+  $(base)_resolve()($(call));
 }
 
 $(proto(k, nil))
@@ -53,12 +59,7 @@ $(proto(k, nil))
 
 const char *$(base)_isa(void)
 {
-  int isa;
-  if (__atomic_load_n(&$(base)_level, __ATOMIC_RELAXED) < 0) {
-    $(base)_fn f = $(base)_pick(&isa);
-    __atomic_store_n(&$(base)_level, isa, __ATOMIC_RELAXED);
-    __atomic_store_n(&$(base)_impl, f, __ATOMIC_RELEASE);
-  }
+  if (__atomic_load_n(&$(base)_level, __ATOMIC_RELAXED) < 0) $(base)_resolve();
   return kg_cpu_isa_name(__atomic_load_n(&$(base)_level, __ATOMIC_RELAXED));
 }
 

@@ -56,8 +56,7 @@ function M.plan(V, S, dim, live)
     p.blk_end = floor_div(p.loop_end, p.B) * p.B
     p.block = {}
     for j = 0, M.NACC - 1 do
-      p.block[#p.block + 1] = { I = V, off = "i + " .. util.int(j * V.W), n = V.W,
-        acc = "acc" .. (j + 1) }
+      p.block[#p.block + 1] = { I = V, off = "i + " .. util.int(j * V.W), n = V.W }
     end
     p.rest = span(V, S, floor_div(dim, step) * step, dim - floor_div(dim, step) * step)
     p.hoist_w = false
