@@ -24,8 +24,11 @@ CUDA_BUILD := $(BUILD)/cuda
 ifeq ($(origin NVCC),undefined)
 NVCC := $(shell command -v nvcc 2>/dev/null || { test -x /usr/local/cuda/bin/nvcc && echo /usr/local/cuda/bin/nvcc; })
 endif
-# the toolkit's headers, for C files that call the runtime API
-CUDA_INC = $(abspath $(dir $(NVCC))../include)
+# the toolkit's headers, for C files that call the runtime API: where nvcc
+# itself looks (its --dryrun INCLUDES line; toolkits differ: include/ may be
+# only under targets/<arch>/), else next to nvcc
+CUDA_INC = $(or $(shell $(NVCC) --dryrun -c -x cu /dev/null -o /dev/null 2>&1 | \
+  sed -n 's/^\#\$$ INCLUDES=//p' | tr -d '"'),-I$(abspath $(dir $(NVCC))../include))
 NVCC_GENCODE := -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
   -gencode arch=compute_90,code=compute_90
 NVCC_FLAGS := -O3 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror $(NVCC_GENCODE)
@@ -78,7 +81,7 @@ $(CUDA_BUILD)/test_cuda: tests/cuda/test_cuda.c $(CUDA_BUILD)/$(CUDA_PACK)_cuda.
 	@rm -rf $(CUDA_BUILD)/cpu && mkdir -p $(CUDA_BUILD)/cpu
 	@set -e; for f in $(OUT)/$(CUDA_PACK)/*.c tests/cuda/test_cuda.c; do \
 	  o=$(CUDA_BUILD)/cpu/$$(basename $${f%.c}).o; \
-	  $(CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/$(CUDA_PACK) -I$(CUDA_INC) $(CUDA_PACK_DEFS) \
+	  $(CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/$(CUDA_PACK) $(CUDA_INC) $(CUDA_PACK_DEFS) \
 	    -c $$f -o $$o; done
 	$(NVCC) -o $@ $(CUDA_BUILD)/cpu/*.o $(CUDA_BUILD)/$(CUDA_PACK)_cuda.o -lm
 
