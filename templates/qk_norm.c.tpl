@@ -20,37 +20,48 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   const $(c.I.vt) kv$(i) = $(wload(c, "k_w"));
 @   end
 @ end
+@ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
+@ -- then one row at a time; n is a constant or a run-time count
+@ local function rows(ind, idx, n, ptr, key, pf)
+@   local from = "0"
+@   if G > 1 and (type(n) ~= "number" or n >= G) then
+@     local ng = type(n) == "number" and util.int(n - n % G) or ("(" .. n .. ") / " .. G .. " * " .. G)
+@     from = ng
+$(ind)for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
+@     for g = 0, G - 1 do
+$(ind)  $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
+$(ind)  const $(CT) *xr$(g) = yr$(g);
+@       if pf then
+@         for off = 0, k.dim * (T == "f32" and 4 or 2) - 1, 64 do
+$(ind)  __builtin_prefetch((const char *)yr$(g) + $(util.int(4096 + off)), 1, 3);
+@         end
+@       end
+@     end
+$(group_of(key))
+$(ind)}
+@   end
+@   if G == 1 or type(n) ~= "number" or n % G ~= 0 then
+$(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
+$(ind)  $(CT) *yr = $(ptr(idx));
+$(ind)  const $(CT) *xr = yr;
+@     if pf then prefetch() end
+$(row_of(key))
+$(ind)}
+@   end
+@ end
 @ if k.layout == "token_major" then
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
-    for (size_t h = 0; h < $(util.int(k.num_heads)); h++) {
-      $(CT) *yr = q + t * q_stride + h * $(D);
-      const $(CT) *xr = yr;
-@   prefetch()
-$(row_q)
-    }
-    for (size_t h = 0; h < $(util.int(k.num_kv_heads)); h++) {
-      $(CT) *yr = k + t * k_stride + h * $(D);
-      const $(CT) *xr = yr;
-@   prefetch()
-$(row_k)
-    }
+@   rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", true)
+@   rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", true)
   }
 @ else
   /* head by head: each head's rows are contiguous */
   for (size_t h = 0; h < $(util.int(k.num_heads)); h++) {
-    for (size_t t = 0; t < tokens; t++) {
-      $(CT) *yr = q + h * q_stride + t * $(D);
-      const $(CT) *xr = yr;
-$(row_q)
-    }
+@   rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", false)
   }
   for (size_t h = 0; h < $(util.int(k.num_kv_heads)); h++) {
-    for (size_t t = 0; t < tokens; t++) {
-      $(CT) *yr = k + h * k_stride + t * $(D);
-      const $(CT) *xr = yr;
-$(row_k)
-    }
+@   rows("    ", "t", "tokens", function(i) return "k + h * k_stride + " .. i .. " * " .. D end, "row_k", false)
   }
 @ end
 }

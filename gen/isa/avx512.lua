@@ -76,6 +76,72 @@ function M.wide_hi(v) return "_mm512_cvtps_pd(_mm512_extractf32x8_ps(" .. v .. "
 function M.wide_add(a, b) return "_mm512_add_pd(" .. a .. ", " .. b .. ")" end
 function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 
+-- bf16 kernels use a second table (M.for_dtype): a "vector" is 32 bf16
+-- elements, one 64-byte load, held as two f32 vectors of its even and odd
+-- elements (kgi_v2).  Splitting is a shift and an and (no shuffle), packing
+-- back a rounding per half and one ternary-logic merge: about half the
+-- port-0/5 work of widening 16 at a time (vpmovzxwd + shift) and narrowing
+-- with vpmovdw, which made bf16 rows with data in L2 conversion-bound.
+-- Every operand of an elementwise step comes through the same load, so the
+-- even/odd order never shows; sums do not care about order.
+local P = {
+  name = M.name, W = 32, regs = 16, masked = true, target = M.target,
+  guard = M.guard, includes = M.includes, vt = "kgi_v2", wide_vt = "kgi_w2",
+}
+
+local function mask32(n) return string.format("(__mmask32)0x%08x", 2 ^ n - 1) end
+local function need_bf16(dtype)
+  if dtype ~= "bf16" then error("avx512 even/odd table: bf16 only, got " .. tostring(dtype)) end
+end
+
+function P.load(dtype, base, off, n)
+  need_bf16(dtype)
+  local p = base .. " + " .. off
+  if n == nil or n == P.W then return "kgi_v2_ld(" .. p .. ")" end
+  return "kgi_v2_ldm(" .. mask32(n) .. ", " .. p .. ")"
+end
+
+function P.store(dtype, base, off, n, v)
+  need_bf16(dtype)
+  local p = base .. " + " .. off
+  if n == nil or n == P.W then return "_mm512_storeu_si512((void *)(" .. p .. "), kgi_v2_pack(" .. v .. "));" end
+  return "_mm512_mask_storeu_epi16(" .. p .. ", " .. mask32(n) .. ", kgi_v2_pack(" .. v .. "));"
+end
+
+function P.store_nt(dtype, base, off, v)
+  need_bf16(dtype)
+  return "_mm512_stream_si512((void *)(" .. base .. " + " .. off .. "), kgi_v2_pack(" .. v .. "));"
+end
+
+function P.round(dtype, v)
+  need_bf16(dtype)
+  return "kgi_v2_round(" .. v .. ")"
+end
+
+function P.zero() return "kgi_v2_set1(0.0f)" end
+function P.set1(s) return "kgi_v2_set1(" .. s .. ")" end
+function P.add(a, b) return "kgi_v2_add(" .. a .. ", " .. b .. ")" end
+function P.sub(a, b) return "kgi_v2_sub(" .. a .. ", " .. b .. ")" end
+-- element 2k is valid when 2k < n, element 2k+1 when 2k+1 < n
+function P.sub_masked(a, b, n)
+  return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)
+end
+function P.mul(a, b) return "kgi_v2_mul(" .. a .. ", " .. b .. ")" end
+function P.fma(a, b, c) return "kgi_v2_fma(" .. a .. ", " .. b .. ", " .. c .. ")" end
+function P.hsum(v) return "kgi_v2_hsum(" .. v .. ")" end
+function P.wide_zero() return "kgi_w2_zero()" end
+function P.wide_lo(v) return "kgi_w2_lo(" .. v .. ")" end
+function P.wide_hi(v) return "kgi_w2_hi(" .. v .. ")" end
+function P.wide_add(a, b) return "kgi_w2_add(" .. a .. ", " .. b .. ")" end
+function P.wide_hsum(v) return "kgi_w2_hsum(" .. v .. ")" end
+function P.prelude(attr) return M.prelude(attr) end
+
+-- Why: the table a kernel of this dtype is generated with.
+function M.for_dtype(dtype)
+  if dtype == "bf16" then return P end
+  return M
+end
+
 -- Why: conversion helpers too long for one expression, emitted once per file.
 function M.prelude(attr)
   return (([[
@@ -107,6 +173,125 @@ static inline __attribute__((unused)) ATTR __m256i kgi_avx512_to_bf16(__m512 v)
 static inline __attribute__((unused)) ATTR __m512 kgi_avx512_round_bf16(__m512 v)
 {
   return _mm512_castsi512_ps(_mm512_slli_epi32(kgi_avx512_bf16_bits(v), 16));
+}
+
+/* 32 bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
+ * 5 ... (bf16 kernels; see isa/avx512.lua). */
+typedef struct { __m512 e, o; } kgi_v2;
+/* Double lanes of half a kgi_v2 (LayerNorm's mean). */
+typedef struct { __m512d e, o; } kgi_w2;
+
+/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split(__m512i u)
+{
+  kgi_v2 r = { _mm512_castsi512_ps(_mm512_slli_epi32(u, 16)),
+               _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u))) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld(const kg_bf16 *p)
+{
+  return kgi_v2_split(_mm512_loadu_si512((const void *)p));
+}
+
+/* Tail load: elements past the mask read as 0 and are not touched. */
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm(__mmask32 m, const kg_bf16 *p)
+{
+  return kgi_v2_split(_mm512_maskz_loadu_epi16(m, p));
+}
+
+/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
+ * low 16 are garbage); same NaN argument as kgi_avx512_bf16_bits. */
+static inline __attribute__((unused)) ATTR __m512i kgi_v2_rne(__m512 v)
+{
+  const __m512i u = _mm512_castps_si512(v);
+  const __mmask16 odd = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000));
+  const __m512i t = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
+  return _mm512_mask_add_epi32(t, odd, t, _mm512_set1_epi32(1));
+}
+
+/* even/odd f32 -> 32 packed bf16: odd high halves | even high halves >> 16. */
+static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack(kgi_v2 v)
+{
+  return _mm512_ternarylogic_epi32(kgi_v2_rne(v.o), _mm512_srli_epi32(kgi_v2_rne(v.e), 16),
+                                   _mm512_set1_epi32((int)0xffff0000u), 0xEC);
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_set1(float s)
+{
+  kgi_v2 r = { _mm512_set1_ps(s), _mm512_set1_ps(s) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_add(kgi_v2 a, kgi_v2 b)
+{
+  kgi_v2 r = { _mm512_add_ps(a.e, b.e), _mm512_add_ps(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_sub(kgi_v2 a, kgi_v2 b)
+{
+  kgi_v2 r = { _mm512_sub_ps(a.e, b.e), _mm512_sub_ps(a.o, b.o) };
+  return r;
+}
+
+/* a - b on the lanes of a tail; the others 0 (they are summed). */
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mmask16 mo, kgi_v2 a, kgi_v2 b)
+{
+  kgi_v2 r = { _mm512_maskz_sub_ps(me, a.e, b.e), _mm512_maskz_sub_ps(mo, a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_mul(kgi_v2 a, kgi_v2 b)
+{
+  kgi_v2 r = { _mm512_mul_ps(a.e, b.e), _mm512_mul_ps(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_fma(kgi_v2 a, kgi_v2 b, kgi_v2 c)
+{
+  kgi_v2 r = { _mm512_fmadd_ps(a.e, b.e, c.e), _mm512_fmadd_ps(a.o, b.o, c.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR float kgi_v2_hsum(kgi_v2 v)
+{
+  return _mm512_reduce_add_ps(_mm512_add_ps(v.e, v.o));
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_round(kgi_v2 v)
+{
+  kgi_v2 r = { kgi_avx512_round_bf16(v.e), kgi_avx512_round_bf16(v.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_zero(void)
+{
+  kgi_w2 r = { _mm512_setzero_pd(), _mm512_setzero_pd() };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_lo(kgi_v2 v)
+{
+  kgi_w2 r = { _mm512_cvtps_pd(_mm512_castps512_ps256(v.e)), _mm512_cvtps_pd(_mm512_castps512_ps256(v.o)) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_hi(kgi_v2 v)
+{
+  kgi_w2 r = { _mm512_cvtps_pd(_mm512_extractf32x8_ps(v.e, 1)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v.o, 1)) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_add(kgi_w2 a, kgi_w2 b)
+{
+  kgi_w2 r = { _mm512_add_pd(a.e, b.e), _mm512_add_pd(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR double kgi_w2_hsum(kgi_w2 v)
+{
+  return _mm512_reduce_add_pd(_mm512_add_pd(v.e, v.o));
 }
 ]]):gsub("ATTR", attr))
 end

@@ -4,6 +4,7 @@ return {
   op = "qk_norm",
   live = 3,                       -- x, q_w and k_w kept in registers
   frame = "qk_norm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
+  group = "rms_group.c.tpl",      -- several heads per step (short rows)
   params = {
     { "size_t", "tokens" }, { "T *", "q" }, { "size_t", "q_stride" },
     { "T *", "k" }, { "size_t", "k_stride" }, { "const T *", "q_w" },

@@ -119,4 +119,32 @@ return {
     assert.is_truthy(h:find("#define WIDE_LN_DIM 1023", 1, true))
     assert.is_truthy(h:find("#define WIDE_LN_EPS 1e-05f", 1, true))
   end)
+
+  -- the body of one generated function, up to the next function's comment
+  local function body(src, name)
+    local i = src:find("void " .. name .. "(", 1, true)
+    assert.is_truthy(i, name)
+    local j = src:find("\n/%*", i) or #src
+    return src:sub(i, j)
+  end
+
+  it("use the even/odd bf16 table on AVX-512 and group 16-bit QK-norm heads", function()
+    gen(dir .. "/wide.lua", dir)
+    local c = S.read(dir .. "/wide/wide_avx512.c")
+    -- bf16 rows: one 64-byte load split into even/odd f32, packed on store
+    local rhf = body(c, "wide_rhf_avx512")
+    assert.is_truthy(rhf:find("kgi_v2_ldm(", 1, true))
+    assert.is_truthy(rhf:find("kgi_v2_pack(", 1, true))
+    assert.is_falsy(rhf:find("kgi_avx512_bf16_to_ps(", 1, true))
+    assert.is_truthy(body(c, "wide_ln_avx512"):find("kgi_v2_ld(", 1, true))
+    -- f32 and f16 rows keep the 16-lane table
+    assert.is_falsy(body(c, "wide_r32_avx512"):find("kgi_v2", 1, true))
+    assert.is_falsy(body(c, "wide_qt_avx512"):find("kgi_v2", 1, true))
+    -- f16 QK-norm, 32 + 8 heads: four heads per step; 6 + 2 head-major
+    -- heads: groups over tokens plus a remainder loop
+    assert.is_truthy(body(c, "wide_qt_avx512"):find("h += 4", 1, true))
+    assert.is_truthy(body(c, "wide_qh_avx512"):find("(tokens) / 4 * 4", 1, true))
+    -- the scalar floor never groups
+    assert.is_falsy(body(S.read(dir .. "/wide/wide_scalar.c"), "wide_qt_scalar"):find("yr3", 1, true))
+  end)
 end)

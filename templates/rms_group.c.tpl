@@ -1,0 +1,45 @@
+@ -- G in-place RMSNorm rows at once (QK-norm heads): xr<g> == yr<g>, g < G.
+@ -- Why: a short row's time is its reduce -> sqrt -> divide chain; done row
+@ -- by row, the out-of-order window holds the waiting second pass of one
+@ -- row and little else.  Here the G first passes (independent sums) come
+@ -- first, then G independent scalar chains, then the G second passes, so
+@ -- the chains overlap and the loads of G rows are in flight together.
+@ -- Same arithmetic per row as rms_row.c.tpl (bit-identical results); a
+@ -- group with a row for the slow path runs the row code on each row.
+@ local function wt(c, i)
+@   if p.hoist_w then return wv .. i end
+@   local e = c.I.load(T, w, c.off, c.n)
+@   if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
+@   return e
+@ end
+@ local sqs = {}
+@ for g = 0, G - 1 do
+@   sqs[g] = { { var = "ss" .. g, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
+@ end
+@ local tests = {}
+@ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
+@ for g = 0, G - 1 do
+      $(indent(row.reduce(p, sqs[g], function(c) return c.I.load(T, "xr" .. g, c.off, c.n) end), "      "))
+@ end
+      if (KG_UNLIKELY($(table.concat(tests, " || ")))) {
+        $(CT) *const grp[$(G)] = { $(gnames) };
+        for (size_t g = 0; g < $(G); g++) {
+          $(CT) *yr = grp[g];
+          const $(CT) *xr = yr;
+$(rowtext)
+        }
+      } else {
+@ for g = 0, G - 1 do
+        const float rs$(g) = (float)(1.0 / sqrt(ss$(g) / $(D) + (double)$(EPS)));
+@ end
+@ for g = 0, G - 1 do
+@   if p.has_vec then
+        const $(V.vt) vr$(g) = $(V.set1("rs" .. g));
+@   end
+@   for i, c in ipairs(p.chunks) do
+@     local h = c.I.mul(c.I.load(T, "xr" .. g, c.off, c.n), c.I == V and ("vr" .. g) or ("rs" .. g))
+@     if k.rounding == "hf" then h = c.I.round(T, h) end
+        $(c.I.store(T, "yr" .. g, c.off, c.n, c.I.mul(h, wt(c, i))))
+@   end
+@ end
+      }
