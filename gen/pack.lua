@@ -118,9 +118,6 @@ local function kernel_body(dirs, spec, k, V)
   -- chain, nor for the scalar table.
   env.G = (op.group and p.in_regs and V.name ~= "scalar" and k.dtype ~= "f32") and GROUP or 1
   if env.G > 1 then
-    local names = {}
-    for g = 0, env.G - 1 do names[#names + 1] = "yr" .. g end
-    env.gnames = table.concat(names, ", ")
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
       env[rv.key .. "_group"] = render(dirs, op.group, env)

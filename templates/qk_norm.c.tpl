@@ -1,10 +1,10 @@
 $(slow_fn)
-@ local function prefetch()
+@ local function prefetch(ind, ptr)
 @   -- token-major rows stream through memory: ask for the data 4 KiB ahead
 @   -- (the hardware prefetcher alone stalls at each head's short row)
 @   local bytes = k.dim * (T == "f32" and 4 or 2)
 @   for off = 0, bytes - 1, 64 do
-      __builtin_prefetch((const char *)yr + $(util.int(4096 + off)), 1, 3);
+$(ind)__builtin_prefetch((const char *)$(ptr) + $(util.int(4096 + off)), 1, 3);
 @   end
 @ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
@@ -31,11 +31,7 @@ $(ind)for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 @     for g = 0, G - 1 do
 $(ind)  $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
 $(ind)  const $(CT) *xr$(g) = yr$(g);
-@       if pf then
-@         for off = 0, k.dim * (T == "f32" and 4 or 2) - 1, 64 do
-$(ind)  __builtin_prefetch((const char *)yr$(g) + $(util.int(4096 + off)), 1, 3);
-@         end
-@       end
+@       if pf then prefetch(ind .. "  ", "yr" .. g) end
 @     end
 $(group_of(key))
 $(ind)}
@@ -44,7 +40,7 @@ $(ind)}
 $(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
 $(ind)  $(CT) *yr = $(ptr(idx));
 $(ind)  const $(CT) *xr = yr;
-@     if pf then prefetch() end
+@     if pf then prefetch(ind .. "  ", "yr") end
 $(row_of(key))
 $(ind)}
 @   end

@@ -8,9 +8,7 @@
 @ -- group with a row for the slow path runs the row code on each row.
 @ local function wt(c, i)
 @   if p.hoist_w then return wv .. i end
-@   local e = c.I.load(T, w, c.off, c.n)
-@   if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
-@   return e
+@   return wload(c, w)
 @ end
 @ local sqs = {}
 @ for g = 0, G - 1 do
@@ -22,7 +20,9 @@
       $(indent(row.reduce(p, sqs[g], function(c) return c.I.load(T, "xr" .. g, c.off, c.n) end), "      "))
 @ end
       if (KG_UNLIKELY($(table.concat(tests, " || ")))) {
-        $(CT) *const grp[$(G)] = { $(gnames) };
+@ local names = {}
+@ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
+        $(CT) *const grp[$(G)] = { $(table.concat(names, ", ")) };
         for (size_t g = 0; g < $(G); g++) {
           $(CT) *yr = grp[g];
           const $(CT) *xr = yr;
