@@ -81,7 +81,7 @@ local GROUP = 4
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
 local function kernel_body(dirs, spec, k, V)
-  if V.for_dtype then V = V.for_dtype(k.dtype) end
+  if V.for_dtype then V = V.for_dtype(k.dtype, k.rounding) end
   local S = isa_table("scalar")
   local op = OPS[k.op]
   local p = row.plan(V, S, k.dim, op.live)

@@ -101,17 +101,26 @@ function P.load(dtype, base, off, n)
   return "kgi_v2_ldm(" .. mask32(n) .. ", " .. p .. ")"
 end
 
-function P.store(dtype, base, off, n, v)
-  need_bf16(dtype)
-  local p = base .. " + " .. off
-  if n == nil or n == P.W then return "_mm512_storeu_si512((void *)(" .. p .. "), kgi_v2_pack(" .. v .. "));" end
-  return "_mm512_mask_storeu_epi16(" .. p .. ", " .. mask32(n) .. ", kgi_v2_pack(" .. v .. "));"
+-- Why: stores through one of two packers.  kgi_v2_pack rounds to nearest
+-- even ("hf", whose parity with PyTorch needs it); kgi_v2_pack_ta, for
+-- rounding "single", rounds ties away from zero: one add per half and one
+-- byte shuffle instead of three operations per half and a shift + merge.
+-- The two differ only on exact f32 ties, by one bf16 step, inside the
+-- 1-ULP bound of "single" (DESIGN.md); measured in bench/RESULTS.md.
+local function storers(pack)
+  local function store(dtype, base, off, n, v)
+    need_bf16(dtype)
+    local p = base .. " + " .. off
+    if n == nil or n == P.W then return "_mm512_storeu_si512((void *)(" .. p .. "), " .. pack .. "(" .. v .. "));" end
+    return "_mm512_mask_storeu_epi16(" .. p .. ", " .. mask32(n) .. ", " .. pack .. "(" .. v .. "));"
+  end
+  local function store_nt(dtype, base, off, v)
+    need_bf16(dtype)
+    return "_mm512_stream_si512((void *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
+  end
+  return store, store_nt
 end
-
-function P.store_nt(dtype, base, off, v)
-  need_bf16(dtype)
-  return "_mm512_stream_si512((void *)(" .. base .. " + " .. off .. "), kgi_v2_pack(" .. v .. "));"
-end
+P.store, P.store_nt = storers("kgi_v2_pack")
 
 function P.round(dtype, v)
   need_bf16(dtype)
@@ -136,9 +145,14 @@ function P.wide_add(a, b) return "kgi_w2_add(" .. a .. ", " .. b .. ")" end
 function P.wide_hsum(v) return "kgi_w2_hsum(" .. v .. ")" end
 function P.prelude(attr) return M.prelude(attr) end
 
--- Why: the table a kernel of this dtype is generated with.
-function M.for_dtype(dtype)
-  if dtype == "bf16" then return P end
+-- The even/odd table of rounding "single": P with the ties-away stores.
+local PS = {}
+for key, f in pairs(P) do PS[key] = f end
+PS.store, PS.store_nt = storers("kgi_v2_pack_ta")
+
+-- Why: the table a kernel of this dtype and rounding is generated with.
+function M.for_dtype(dtype, rounding)
+  if dtype == "bf16" then return rounding == "hf" and P or PS end
   return M
 end
 
@@ -215,6 +229,20 @@ static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack(kgi_v2 v)
 {
   return _mm512_ternarylogic_epi32(kgi_v2_rne(v.o), _mm512_srli_epi32(kgi_v2_rne(v.e), 16),
                                    _mm512_set1_epi32((int)0xffff0000u), 0xEC);
+}
+
+/* even/odd f32 -> 32 packed bf16, rounding to nearest with ties away from
+ * zero: half a bf16 step added to each lane's magnitude bits, then bytes 2-3
+ * of each even lane shuffled into bytes 0-1 of the odd lane.  The NaN
+ * argument of kgi_avx512_bf16_bits holds here too (no carry out of a zero
+ * low half). */
+static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack_ta(kgi_v2 v)
+{
+  const __m512i half = _mm512_set1_epi32(0x8000);
+  const __m512i e = _mm512_add_epi32(_mm512_castps_si512(v.e), half);
+  const __m512i o = _mm512_add_epi32(_mm512_castps_si512(v.o), half);
+  return _mm512_mask_shuffle_epi8(o, (__mmask64)0x3333333333333333ull, e,
+                                  _mm512_set4_epi32(0x0f0e0f0e, 0x0b0a0b0a, 0x07060706, 0x03020302));
 }
 
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_set1(float s)
