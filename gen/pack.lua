@@ -78,6 +78,8 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
+-- Longest row whose weights are staged per call (V.stage): 8 KiB of stack.
+local STAGE_MAX = 1024
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
 local function kernel_body(dirs, spec, k, V)
@@ -96,8 +98,22 @@ local function kernel_body(dirs, spec, k, V)
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
   for key, v in pairs(op.row_env) do env[key] = v end
+  -- 16-bit weights the rows would split again per row (not hoisted into
+  -- registers) are split once per call into a stack array where the table
+  -- can (V.stage; rows up to STAGE_MAX elements, so the frame stays small)
+  local staged, stage_lines = {}, {}
+  if V.stage and not p.hoist_w and k.dim <= STAGE_MAX then
+    local add = k.weight_offset ~= 0 and util.f32(k.weight_offset) or nil
+    for _, rv in ipairs(op.rows or { { w = "w" } }) do
+      staged[rv.w] = "ws_" .. rv.w
+      for _, line in ipairs(V.stage(staged[rv.w], rv.w, k.dim, add)) do stage_lines[#stage_lines + 1] = line end
+    end
+  end
+  env.stage_code = table.concat(stage_lines, "\n  ")
   env.wload = function(c, ptr)
-    local e = c.I.load(env.T, ptr or "w", c.off, c.n)
+    ptr = ptr or "w"
+    if staged[ptr] and c.I == V then return V.load_staged(staged[ptr], c.off) end
+    local e = c.I.load(env.T, ptr, c.off, c.n)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
@@ -112,6 +128,13 @@ local function kernel_body(dirs, spec, k, V)
     end
   end
   env.nt = false
+  -- out-of-place ops with wide rows: row r's second pass fused with row
+  -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
+  if op.fuse_rows and not p.in_regs and V.name ~= "scalar" then
+    env.fused = true
+    env.row_body_fused = render(dirs, op.row, env)
+    env.fused = false
+  end
   -- in-place ops with short register-resident 16-bit rows: G rows per step
   -- (rms_group.c.tpl).  Not for f32 (measured: no gain on decode, 5-8 %
   -- slower on prefill from DRAM), nor for long rows, which hide their own

@@ -14,6 +14,9 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
     size_t k_stride, const $(CT) *q_w, const $(CT) *k_w)
 {
   if (tokens == 0) return; /* touch nothing, not even the weights */
+@ if stage_code ~= "" then
+  $(stage_code)
+@ end
 @ if p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) qv$(i) = $(wload(c, "q_w"));

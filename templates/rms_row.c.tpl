@@ -3,9 +3,7 @@
 @ -- a sum of squares beyond FLT_MAX (huge values, NaN, Inf) -> slow path.
 @ local function wt(c, i)
 @   if p.hoist_w then return wv .. i end
-@   local e = c.I.load(T, w, c.off, c.n)
-@   if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
-@   return e
+@   return wload(c, w)
 @ end
 @ local function out(c, xv, i)
 @   local h = c.I.mul(xv, c.I == V and "vr" or "rs")
@@ -25,9 +23,24 @@
       const $(c.I.vt) x$(i) = $(ld(c));
 @   end
 @ end
+@ -- fused form (rmsnorm.c.tpl, wide rows): this row's sum came from the
+@ -- previous step (sn); its second pass runs inside the first pass of the
+@ -- next row xn (NULL on the last row), so the two rows' work overlaps.
+@ local sqn = { { var = "sq", term = sq[1].term } }
+@ local function ldn(c) return c.I.load(T, "xn", c.off, c.n) end
+@ if fused then
+      const double ss = sn;
+@ else
       $(indent(row.reduce(p, sq, ld, nil, vals), "      "))
+@ end
       if (KG_UNLIKELY($(slow_test))) {
         $(slow)(xr, yr, $(w), $(rstd_out));
+@ if fused then
+        if (xn) {
+          $(indent(row.reduce(p, sqn, ldn), "          "))
+          sn = sq;
+        }
+@ end
         continue;
       }
       const float rs = (float)(1.0 / sqrt(ss / $(D) + (double)$(EPS)));
@@ -42,6 +55,13 @@
       $(out(c, "x" .. i, i))
 @   end
 @ else
+@   if fused then
+      if (xn) {
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end), "        "))
+        sn = sq;
+        continue;
+      }
+@   end
       for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
 @   for j, c in ipairs(p.block) do
         $(out(c, ld(c), j))

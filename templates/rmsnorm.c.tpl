@@ -5,6 +5,9 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
     $(CT) *y, size_t y_stride, float *rstd)
 {
   if (rows == 0) return; /* touch nothing, not even the weights */
+@ if stage_code ~= "" then
+  $(stage_code)
+@ end
 @ if p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) wv$(i) = $(wload(c));
@@ -23,9 +26,26 @@ $(row_body_nt)
     return;
   }
 @ end
+@ if row_body_fused then
+  /* Each step normalizes row r while summing the squares of row r + 1. */
+  double sn;
+  {
+    const $(CT) *xn = x;
+    $(indent(row.reduce(p, { { var = "sq", term = function(A, acc, v) return A.acc_fma(v, v, acc) end } },
+      function(c) return c.I.load(T, "xn", c.off, c.n) end), "    "))
+    sn = sq;
+  }
+  for (size_t r = 0; r < rows; r++) {
+    const $(CT) *xr = x + r * x_stride;
+    $(CT) *yr = y + r * y_stride;
+    const $(CT) *xn = r + 1 < rows ? xr + x_stride : NULL;
+$(row_body_fused)
+  }
+@ else
   for (size_t r = 0; r < rows; r++) {
     const $(CT) *xr = x + r * x_stride;
     $(CT) *yr = y + r * y_stride;
 $(row_body)
   }
+@ end
 }

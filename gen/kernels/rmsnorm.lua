@@ -4,6 +4,7 @@ return {
   op = "rmsnorm",
   live = 2,                       -- x and w kept in registers
   nt_stores = true,               -- out of place: may bypass the caches
+  fuse_rows = true,               -- wide rows: next row's sum in this row's pass 2
   frame = "rmsnorm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   -- the C parameter list; "T" is the storage type
   params = {

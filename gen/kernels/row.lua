@@ -95,7 +95,10 @@ end
 --   load: function(c) -> expression of the chunk's f32 value
 --   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
 -- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
-function M.reduce(p, sums, load, pre, vals)
+--   also: optional function(c, j) -> a C statement emitted after each
+--         chunk's terms (rms_row.c.tpl's fused form: the previous row's
+--         second pass, chunk by chunk, inside this row's first pass)
+function M.reduce(p, sums, load, pre, vals, also)
   local V, S = p.V, p.S
   local AV, AS = M.acc(V), M.acc(S)
   local out = {}
@@ -127,6 +130,7 @@ function M.reduce(p, sums, load, pre, vals)
           emit(ind .. a .. " = " .. sm.term(AS, a, v) .. ";")
         end
       end
+      if also then emit(ind .. also(c, j)) end
     end
     return ntail > 0
   end

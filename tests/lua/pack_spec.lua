@@ -147,4 +147,36 @@ return {
     -- the scalar floor never groups
     assert.is_falsy(body(S.read(dir .. "/wide/wide_scalar.c"), "wide_qt_scalar"):find("yr3", 1, true))
   end)
+
+  it("stage 16-bit weights once per call, fuse wide rows and round bf16 'single' ties away", function()
+    S.write(dir .. "/st.lua", [[
+return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "rs", dim = 1000, weight_offset = 1 },
+  { op = "rmsnorm", name = "rh", dim = 1000, rounding = "hf" },
+  { op = "rmsnorm", name = "big", dim = 4096 },
+  { op = "qk_norm", name = "qk", head_dim = 128, num_heads = 8, num_kv_heads = 2 },
+} }
+]])
+    gen(dir .. "/st.lua", dir)
+    local c = S.read(dir .. "/st/st_avx512.c")
+    local rs, rh = body(c, "st_rs_avx512"), body(c, "st_rh_avx512")
+    -- weights split once into a stack array (offset added there), loaded per row
+    assert.is_truthy(rs:find("kgi_v2_stage_add(ws_w + 2 * 992, (__mmask32)0x000000ff", 1, true))
+    assert.is_truthy(rs:find("kgi_v2_lds(ws_w", 1, true))
+    assert.is_falsy(rs:find("kgi_v2_ld(w ", 1, true))
+    -- "single" stores round ties away; "hf" keeps round-to-nearest-even
+    assert.is_truthy(rs:find("kgi_v2_pack_ta(", 1, true))
+    assert.is_falsy(rs:find("kgi_v2_pack(", 1, true))
+    assert.is_truthy(rh:find("kgi_v2_pack(", 1, true))
+    assert.is_falsy(rh:find("kgi_v2_pack_ta(", 1, true))
+    -- wide rows: the next row's sum of squares inside this row's second pass
+    assert.is_truthy(rs:find("sn = sq;", 1, true))
+    assert.is_falsy(body(S.read(dir .. "/st/st_scalar.c"), "st_rs_scalar"):find("sn = sq;", 1, true))
+    -- rows longer than the stage limit load and split their weights per row
+    assert.is_falsy(body(c, "st_big_avx512"):find("ws_w", 1, true))
+    -- QK-norm: both weight sets staged
+    local qk = body(c, "st_qk_avx512")
+    assert.is_truthy(qk:find("kgi_v2_lds(ws_q_w", 1, true))
+    assert.is_truthy(qk:find("kgi_v2_lds(ws_k_w", 1, true))
+  end)
 end)
