@@ -101,21 +101,24 @@ local function kernel_body(dirs, spec, k, V)
   -- 16-bit weights the rows would split again per row (not hoisted into
   -- registers) are split once per call into a stack array where the table
   -- can (V.stage; rows up to STAGE_MAX elements, so the frame stays small)
+  local function load_w(c, ptr)
+    local e = c.I.load(env.T, ptr, c.off, c.n)
+    if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
+    return e
+  end
   local staged, stage_lines = {}, {}
   if V.stage and not p.hoist_w and k.dim <= STAGE_MAX then
-    local add = k.weight_offset ~= 0 and util.f32(k.weight_offset) or nil
     for _, rv in ipairs(op.rows or { { w = "w" } }) do
       staged[rv.w] = "ws_" .. rv.w
-      for _, line in ipairs(V.stage(staged[rv.w], rv.w, k.dim, add)) do stage_lines[#stage_lines + 1] = line end
+      local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
+      for _, line in ipairs(V.stage(staged[rv.w], k.dim, value)) do stage_lines[#stage_lines + 1] = line end
     end
   end
   env.stage_code = table.concat(stage_lines, "\n  ")
   env.wload = function(c, ptr)
     ptr = ptr or "w"
     if staged[ptr] and c.I == V then return V.load_staged(staged[ptr], c.off) end
-    local e = c.I.load(env.T, ptr, c.off, c.n)
-    if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
-    return e
+    return load_w(c, ptr)
   end
   -- one rendering of the row per weight set (qk_norm: Q and K), plus a
   -- non-temporal-store twin where the op writes out of place

@@ -12,12 +12,12 @@
 @ end
 @ local sqs = {}
 @ for g = 0, G - 1 do
-@   sqs[g] = { { var = "ss" .. g, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
+@   sqs[g] = row.sum_sq("ss" .. g)
 @ end
 @ local tests = {}
 @ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
 @ for g = 0, G - 1 do
-      $(indent(row.reduce(p, sqs[g], function(c) return c.I.load(T, "xr" .. g, c.off, c.n) end), "      "))
+      $(indent(row.reduce(p, sqs[g], row.loader(T, "xr" .. g)), "      "))
 @ end
       if (KG_UNLIKELY($(table.concat(tests, " || ")))) {
 @ local names = {}

@@ -13,8 +13,8 @@
 @   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
 @ end
-@ local sq = { { var = "ss", term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
-@ local function ld(c) return c.I.load(T, xr, c.off, c.n) end
+@ local sq = row.sum_sq("ss")
+@ local ld = row.loader(T, xr)
 @ local vals = nil
 @ if p.in_regs then
 @   vals = {}
@@ -26,8 +26,7 @@
 @ -- fused form (rmsnorm.c.tpl, wide rows): this row's sum came from the
 @ -- previous step (sn); its second pass runs inside the first pass of the
 @ -- next row xn (NULL on the last row), so the two rows' work overlaps.
-@ local sqn = { { var = "sq", term = sq[1].term } }
-@ local function ldn(c) return c.I.load(T, "xn", c.off, c.n) end
+@ local sqn, ldn = row.sum_sq("sq"), row.loader(T, "xn")
 @ if fused then
       const double ss = sn;
 @ else

@@ -31,8 +31,7 @@ $(row_body_nt)
   double sn;
   {
     const $(CT) *xn = x;
-    $(indent(row.reduce(p, { { var = "sq", term = function(A, acc, v) return A.acc_fma(v, v, acc) end } },
-      function(c) return c.I.load(T, "xn", c.off, c.n) end), "    "))
+    $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
     sn = sq;
   }
   for (size_t r = 0; r < rows; r++) {

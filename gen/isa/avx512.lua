@@ -130,20 +130,17 @@ end
 -- Staged weights (pack.lua): a weight vector split to f32 once per call
 -- into a stack array, so rows load their weights instead of splitting them
 -- again per row.  Block o (a multiple of 32) holds the 16 even elements at
--- 2o and the 16 odd ones at 2o + 16; a tail block is zero-filled.
--- `add`: the weight offset as a C float literal, or nil.
-function P.stage(name, ptr, dim, add)
+-- 2o and the 16 odd ones at 2o + 16; a tail block is zero-filled (masked
+-- load).  `value(off, n)`: the C value of the n weights at offset off, as
+-- the rows would have loaded them (weight offset included).
+function P.stage(name, dim, value)
   local full = math.floor(dim / P.W) * P.W
   local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, 2 * math.ceil(dim / P.W) * P.W) }
-  local function one(off, m)
-    return string.format("kgi_v2_stage%s(%s + 2 * %s, %s, %s + %s%s);", add and "_add" or "", name, off, m,
-      ptr, off, add and (", " .. add) or "")
-  end
+  local function one(off, n) return string.format("kgi_v2_stage(%s + 2 * %s, %s);", name, off, value(off, n)) end
   if full > 0 then
-    lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, P.W,
-      one("i", "(__mmask32)0xffffffffu"))
+    lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, P.W, one("i", P.W))
   end
-  if dim > full then lines[#lines + 1] = one(tostring(full), mask32(dim - full)) end
+  if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
   return lines
 end
 function P.load_staged(name, off) return "kgi_v2_lds(" .. name .. " + 2 * (" .. off .. "))" end
@@ -252,20 +249,12 @@ static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack(kgi_v2 v)
                                    _mm512_set1_epi32((int)0xffff0000u), 0xEC);
 }
 
-/* Why: stage 32 bf16 weights (masked: a zero-filled tail) as even/odd f32
- * for kgi_v2_lds; the _add form adds the spec's weight offset once here. */
-static inline __attribute__((unused)) ATTR void kgi_v2_stage(float *dst, __mmask32 m, const kg_bf16 *p)
+/* Why: stores 32 weights as even/odd f32 once per call (see P.stage), so
+ * rows read them back with kgi_v2_lds instead of splitting them again. */
+static inline __attribute__((unused)) ATTR void kgi_v2_stage(float *dst, kgi_v2 v)
 {
-  const kgi_v2 v = kgi_v2_ldm(m, p);
   _mm512_store_ps(dst, v.e);
   _mm512_store_ps(dst + 16, v.o);
-}
-
-static inline __attribute__((unused)) ATTR void kgi_v2_stage_add(float *dst, __mmask32 m, const kg_bf16 *p, float add)
-{
-  const kgi_v2 v = kgi_v2_ldm(m, p);
-  _mm512_store_ps(dst, _mm512_add_ps(v.e, _mm512_set1_ps(add)));
-  _mm512_store_ps(dst + 16, _mm512_add_ps(v.o, _mm512_set1_ps(add)));
 }
 
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_lds(const float *p)

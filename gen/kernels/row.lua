@@ -79,6 +79,17 @@ function M.acc(I)
   }
 end
 
+-- Why: the sum of squares of a row, as M.reduce's `sums` (RMSNorm rows,
+-- grouped heads, the fused next-row sum).
+function M.sum_sq(var)
+  return { { var = var, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
+end
+
+-- Why: M.reduce's `load` for the row at C pointer `ptr` of storage type T.
+function M.loader(T, ptr)
+  return function(c) return c.I.load(T, ptr, c.off, c.n) end
+end
+
 -- Why: x - m where masked-off tail lanes must stay 0 (they are summed).
 function M.sub(c, a, b)
   if c.n < c.I.W and c.I.sub_masked then return c.I.sub_masked(a, b, c.n) end
