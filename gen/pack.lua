@@ -78,6 +78,8 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
+-- QK-norm calls up to this many bytes of heads take the grouped path.
+local CACHED_BYTES = 256 * 1024
 -- Longest row whose weights are staged per call (V.stage): 8 KiB of stack.
 local STAGE_MAX = 1024
 
@@ -86,7 +88,7 @@ local function kernel_body(dirs, spec, k, V)
   if V.for_dtype then V = V.for_dtype(k.dtype, k.rounding) end
   local S = isa_table("scalar")
   local op = OPS[k.op]
-  local p = row.plan(V, S, k.dim, op.live)
+  local p = row.plan(V, S, k.dim, op.live, k.dtype)
   local s = sym(spec, k, V.name)
   local attr = V.target and ('__attribute__((target("' .. V.target .. '"))) ') or ""
   local env = {
@@ -94,6 +96,7 @@ local function kernel_body(dirs, spec, k, V)
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
+    CACHED_BYTES = CACHED_BYTES,
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
@@ -138,20 +141,28 @@ local function kernel_body(dirs, spec, k, V)
     env.row_body_fused = render(dirs, op.row, env)
     env.fused = false
   end
-  -- in-place ops with short register-resident 16-bit rows: G rows per step
-  -- (rms_group.c.tpl).  Not for f32 (measured: no gain on decode, 5-8 %
-  -- slower on prefill from DRAM), nor for long rows, which hide their own
-  -- chain, nor for the scalar table.
-  env.G = (op.group and p.in_regs and V.name ~= "scalar" and k.dtype ~= "f32") and GROUP or 1
+  -- in-place ops with short register-resident rows: G rows per step, one
+  -- group ahead (rms_group.c.tpl), for calls whose rows fit in the caches
+  -- (qk_norm.c.tpl picks at run time).  Not for rows over 512 bytes
+  -- (measured slower: f32 head_dim 256), which hide their own chain, nor
+  -- for the scalar table.
+  local row_bytes = k.dim * (k.dtype == "f32" and 4 or 2)
+  env.G = (op.group and p.in_regs and V.name ~= "scalar" and row_bytes <= 512) and GROUP or 1
   if env.G > 1 then
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
+      env.part = "sums"
+      env.group_sums = render(dirs, op.group, env)
+      env[rv.key .. "_gsums"] = env.group_sums
+      env.part = "body"
       env[rv.key .. "_group"] = render(dirs, op.group, env)
     end
+    env.part = nil
   end
   env.slow_fn = render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key) return env[key .. "_group"] end
+  env.group_sums_of = function(key) return env[key .. "_gsums"] end
   return render(dirs, op.frame, env)
 end
 

@@ -1,10 +1,12 @@
 $(slow_fn)
 @ local function prefetch(ind, ptr)
 @   -- token-major rows stream through memory: ask for the data 4 KiB ahead
-@   -- (the hardware prefetcher alone stalls at each head's short row)
+@   -- (the hardware prefetcher alone stalls at each head's short row); on
+@   -- the last token (all of decode) pf is 0: the row's own lines, which
+@   -- are wanted now, instead of lines past the data
 @   local bytes = k.dim * (T == "f32" and 4 or 2)
 @   for off = 0, bytes - 1, 64 do
-$(ind)__builtin_prefetch((const char *)$(ptr) + $(util.int(4096 + off)), 1, 3);
+$(ind)__builtin_prefetch((const char *)$(ptr) + pf + $(util.int(off)), 1, 3);
 @   end
 @ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
@@ -25,18 +27,36 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
 @ -- then one row at a time; n is a constant or a run-time count
-@ local function rows(ind, idx, n, ptr, key, pf)
+@ local function rows(ind, idx, n, ptr, key, pf, G)
 @   local from = "0"
 @   if G > 1 and (type(n) ~= "number" or n >= G) then
+@     -- groups of G, one group ahead (rms_group.c.tpl): the first group's
+@     -- sums here, each step sums the next group while its own chains run
 @     local ng = type(n) == "number" and util.int(n - n % G) or ("(" .. n .. ") / " .. G .. " * " .. G)
 @     from = ng
-$(ind)for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
+@     local sn = {}
+@     for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
+@     if type(n) ~= "number" then
+$(ind)if ($(ng) > 0) {
+@     else
+$(ind){
+@     end
+$(ind)  double $(table.concat(sn, ", "));
+$(ind)  {
 @     for g = 0, G - 1 do
-$(ind)  $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
-$(ind)  const $(CT) *xr$(g) = yr$(g);
-@       if pf then prefetch(ind .. "  ", "yr" .. g) end
+$(ind)    const $(CT) *xn$(g) = $(ptr(util.int(g)));
+@     end
+$(group_sums_of(key))
+$(ind)  }
+$(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
+$(ind)    const int more = $(idx) + $(G) < $(ng);
+@     for g = 0, G - 1 do
+$(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
+$(ind)    const $(CT) *xr$(g) = yr$(g);
+@       if pf then prefetch(ind .. "    ", "yr" .. g) end
 @     end
 $(group_of(key))
+$(ind)  }
 $(ind)}
 @   end
 @   if G == 1 or type(n) ~= "number" or n % G ~= 0 then
@@ -48,19 +68,35 @@ $(row_of(key))
 $(ind)}
 @   end
 @ end
-@ if k.layout == "token_major" then
+@ -- Calls whose heads fit in the caches (decode, short prefill chunks) go
+@ -- G heads at a time, one group ahead (the reduce -> sqrt chains are what
+@ -- limits them); longer calls stream from memory and go head by head
+@ -- with prefetch, measured faster there (bench/RESULTS.md run 5).
+@ local per_token = (k.num_heads + k.num_kv_heads) * k.dim * (T == "f32" and 4 or 2)
+@ local cached = math.max(1, math.floor(CACHED_BYTES / per_token))
+@ local function all_rows(g)
+@   if k.layout == "token_major" then
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
-@   rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", true)
-@   rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", true)
+    const size_t pf = t + 1 < tokens ? 4096 : 0;
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", true, g)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", true, g)
   }
-@ else
+@   else
   /* head by head: each head's rows are contiguous */
   for (size_t h = 0; h < $(util.int(k.num_heads)); h++) {
-@   rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", false)
+@     rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", false, g)
   }
   for (size_t h = 0; h < $(util.int(k.num_kv_heads)); h++) {
-@   rows("    ", "t", "tokens", function(i) return "k + h * k_stride + " .. i .. " * " .. D end, "row_k", false)
+@     rows("    ", "t", "tokens", function(i) return "k + h * k_stride + " .. i .. " * " .. D end, "row_k", false, g)
+  }
+@   end
+@ end
+@ if G > 1 then
+  if (tokens <= $(util.int(cached))) { /* <= $(util.int(math.floor(CACHED_BYTES / 1024))) KiB of heads: in the caches */
+@   all_rows(G)
+    return;
   }
 @ end
+@ all_rows(1)
 }

@@ -1,24 +1,41 @@
 @ -- G in-place RMSNorm rows at once (QK-norm heads): xr<g> == yr<g>, g < G.
 @ -- Why: a short row's time is its reduce -> sqrt -> divide chain; done row
 @ -- by row, the out-of-order window holds the waiting second pass of one
-@ -- row and little else.  Here the G first passes (independent sums) come
-@ -- first, then G independent scalar chains, then the G second passes, so
-@ -- the chains overlap and the loads of G rows are in flight together.
-@ -- Same arithmetic per row as rms_row.c.tpl (bit-identical results); a
-@ -- group with a row for the slow path runs the row code on each row.
+@ -- row and little else.  Here the rows go G at a time and one group ahead:
+@ -- a step starts the G scalar chains of its group (whose sums the previous
+@ -- step made), then sums the next group (xn<g>, when `more`), then runs its
+@ -- own second passes, so each chain has a whole group's first pass to
+@ -- finish in and the second passes rarely wait.
+@ -- part "sums": the next group's sums into sn<g> (declared by the frame);
+@ -- part "body": the step.  Same arithmetic per row as rms_row.c.tpl
+@ -- (bit-identical results); a group with a row for the slow path runs
+@ -- the row code on each of its rows.
 @ local function wt(c, i)
 @   if p.hoist_w then return wv .. i end
 @   return wload(c, w)
 @ end
-@ local sqs = {}
-@ for g = 0, G - 1 do
-@   sqs[g] = row.sum_sq("ss" .. g)
-@ end
+@ if part == "sums" then
+@   for g = 0, G - 1 do
+        {
+          $(indent(row.reduce(p, row.sum_sq("tn"), row.loader(T, "xn" .. g)), "          "))
+          sn$(g) = tn;
+        }
+@   end
+@ else
 @ local tests = {}
 @ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
 @ for g = 0, G - 1 do
-      $(indent(row.reduce(p, sqs[g], row.loader(T, "xr" .. g)), "      "))
+      const double ss$(g) = sn$(g);
 @ end
+@ for g = 0, G - 1 do
+      const float rs$(g) = (float)(1.0 / sqrt(ss$(g) / $(D) + (double)$(EPS)));
+@ end
+      if (more) {
+@ for g = 0, G - 1 do
+        const $(CT) *xn$(g) = xr$(g) + $(util.int(G * k.dim));
+@ end
+$(group_sums)
+      }
       if (KG_UNLIKELY($(table.concat(tests, " || ")))) {
 @ local names = {}
 @ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
@@ -30,9 +47,6 @@ $(rowtext)
         }
       } else {
 @ for g = 0, G - 1 do
-        const float rs$(g) = (float)(1.0 / sqrt(ss$(g) / $(D) + (double)$(EPS)));
-@ end
-@ for g = 0, G - 1 do
 @   if p.has_vec then
         const $(V.vt) vr$(g) = $(V.set1("rs" .. g));
 @   end
@@ -43,3 +57,4 @@ $(rowtext)
 @   end
 @ end
       }
+@ end

@@ -527,6 +527,63 @@ START_TEST(t_scale_inv) {
 }
 END_TEST
 
+/* ---- KT-QKN-LONG --------------------------------------------------------- */
+
+/* Why: the kernels pick their path by call size: calls whose heads fit in
+ * the caches (decode) go several heads at a time, long prefill calls
+ * stream head by head.  A call over 1 MiB of heads (beyond any such
+ * threshold) must meet the accuracy budget and give every head the same
+ * bits as calling the kernel on its token alone. */
+START_TEST(t_qkn_long) {
+  const kg_variant *v = kt_runv[_i];
+  const size_t es = v->dtype == KG_F32 ? 4 : 2;
+  const size_t nh = v->num_heads, nkv = v->num_kv_heads;
+  const size_t T = (1u << 20) / ((nh + nkv) * v->dim * es) + 1;
+  kt_case a, b;
+  double *vals = malloc(sizeof(double) * v->dim);
+  size_t t, j;
+  ck_assert_ptr_nonnull(vals);
+  kt_setup_random(&a, v, T, "qkn-long");
+  kt_run(&a, NULL);
+  KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
+  KT_OK(kt_check_acc(&a, "one call over 1 MiB of heads", NULL, kt_msg,
+                     sizeof kt_msg));
+  kt_setup_random(&b, v, 1, "qkn-long-one");
+  kt_buf_copy(&b.par[0], &a.par[0]); /* the same q_w and k_w */
+  kt_buf_copy(&b.par[1], &a.par[1]);
+  /* every 7th token and the last: enough to meet every head position */
+  for (t = 0;; t = t + 7 < T - 1 ? t + 7 : T - 1) {
+    for (j = 0; j < nh + nkv; j++) {
+      const size_t ra = j < nh ? t * nh + j : T * nh + t * nkv + (j - nh);
+      kt_row row;
+      size_t i;
+      kt_row_get(&a, ra, &row);
+      for (i = 0; i < v->dim; i++)
+        vals[i] = kt_get(&a, row.in, i);
+      kt_set_row(&b, j, vals);
+    }
+    kt_run(&b, NULL);
+    for (j = 0; j < nh + nkv; j++) {
+      const size_t ra = j < nh ? t * nh + j : T * nh + t * nkv + (j - nh);
+      kt_row ya, yb;
+      char rn[64];
+      kt_row_get(&a, ra, &ya);
+      kt_row_get(&b, j, &yb);
+      kt_row_name(&a, ra, rn, sizeof rn);
+      ck_assert_msg(memcmp(ya.out, yb.out, v->dim * es) == 0,
+                    "%s: %s of a %zu-token call differs from the same "
+                    "head in a 1-token call",
+                    v->symbol, rn, T);
+    }
+    if (t == T - 1)
+      break;
+  }
+  free(vals);
+  kt_case_free(&a);
+  kt_case_free(&b);
+}
+END_TEST
+
 /* ---- table --------------------------------------------------------------- */
 
 const kt_test kt_qkn_tests[] = {
@@ -537,6 +594,8 @@ const kt_test kt_qkn_tests[] = {
     {"FALSIFY-QKN-005 SIMD matches scalar", &t_qkn005,
      KT_RMS | KT_QK | KT_SIMD},
     {"FALSIFY-QKN-007 per-head independence", &t_qkn007, KT_QK},
+    {"KT-QKN-LONG long calls match 1-token calls bit for bit", &t_qkn_long,
+     KT_QK},
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},
