@@ -182,4 +182,37 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(qk:find("kgi_v2_lds(ws_q_w", 1, true))
     assert.is_truthy(qk:find("kgi_v2_lds(ws_k_w", 1, true))
   end)
+
+  it("group short QK-norm heads one group ahead for calls in the caches, sum 16-bit rows in long blocks", function()
+    S.write(dir .. "/gp.lua", [[
+return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
+  { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "rmsnorm", name = "r16", dim = 1024, dtype = "bf16" },
+  { op = "rmsnorm", name = "r32", dim = 1024, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/gp.lua", dir)
+    local c = S.read(dir .. "/gp/gp_avx512.c")
+    -- f32 head_dim 128 (512-byte heads): 40 heads x 512 B per token, so up
+    -- to 12 tokens (256 KiB) take the grouped path, longer calls go head
+    -- by head; the group starts its chains before summing the next group
+    local q = body(c, "gp_q128_avx512")
+    assert.is_truthy(q:find("if (tokens <= 12) {", 1, true))
+    local cut = q:find("    return;\n", 1, true)
+    local grouped = q:sub(1, cut)
+    assert.is_truthy(grouped:find("h += 4", 1, true))
+    local rs3, more = grouped:find("const float rs3 =", 1, true), grouped:find("if (more) {", 1, true)
+    assert.is_truthy(rs3 and more and rs3 < more)
+    assert.is_falsy(q:sub(cut):find("h += 4", 1, true))
+    -- the last token prefetches its own lines, not past the data
+    assert.is_truthy(q:find("const size_t pf = t + 1 < tokens ? 4096 : 0;", 1, true))
+    -- 1 KiB heads are not grouped
+    assert.is_falsy(body(c, "gp_q256_avx512"):find("h += 4", 1, true))
+    -- a 128-wide f32 head folds 2 accumulators, not 4
+    assert.is_truthy(q:find("__m512 ss1 = _mm512_setzero_ps(), ss2 = _mm512_setzero_ps();", 1, true))
+    -- 16-bit rows: one block of 1024 per row; f32 rows: blocks of 256
+    assert.is_truthy(body(c, "gp_r16_avx512"):find("b += 1024", 1, true))
+    assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
+  end)
 end)
