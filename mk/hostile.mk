@@ -55,9 +55,11 @@ $(BUILD)/fuzz/libkgf.a: $(OUT)/$(FUZZ_PACK)/$(FUZZ_PACK).h | $(BUILD)/fuzz
 $(BUILD)/fuzz/fuzz_rmsnorm: FUZZ_OP := 0
 $(BUILD)/fuzz/fuzz_qk_norm: FUZZ_OP := 1
 $(BUILD)/fuzz/fuzz_layernorm: FUZZ_OP := 2
-$(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_OPS)): tests/fuzz/fuzz_kernels.c $(BUILD)/fuzz/libkgf.a
-	$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_OP=$(FUZZ_OP) -I$(OUT)/$(FUZZ_PACK) \
-	  tests/fuzz/fuzz_kernels.c $(BUILD)/fuzz/libkgf.a -lm -o $@
+# The float64 reference is tests/ref.c's, compiled into each target.
+$(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_OPS)): tests/fuzz/fuzz_kernels.c tests/ref.c tests/ref.h \
+    $(BUILD)/fuzz/libkgf.a
+	$(FUZZ_CC) $(FUZZ_FLAGS) -DFUZZ_OP=$(FUZZ_OP) -I$(OUT)/$(FUZZ_PACK) -Itests \
+	  tests/fuzz/fuzz_kernels.c tests/ref.c $(BUILD)/fuzz/libkgf.a -lm -o $@
 
 fuzz-build: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_OPS))
 

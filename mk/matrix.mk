@@ -23,6 +23,10 @@ $(OUT)/$(MATRIX_PACK)/$(MATRIX_PACK).h: tests/specs/$(MATRIX_PACK).lua $(GEN_DEP
 $(OUT)/$(DISPATCH_PACK)/$(DISPATCH_PACK).h: tests/specs/$(DISPATCH_PACK).lua $(GEN_DEPS)
 	$(KGEN) tests/specs/$(DISPATCH_PACK).lua -o $(OUT)
 
+# Why: the matrix (and the dispatch proof, which includes it) takes its
+# float64 reference from tests/ref.c, linked into every binary below.
+MATRIX_SRC := tests/matrix.c tests/ref.c tests/ref.h
+
 MATRIX_FLAGS = -I$(OUT)/$(MATRIX_PACK) -Itests \
   -DKG_PACK_HEADER='"$(MATRIX_PACK).h"' \
   -DKG_PACK_VARIANTS=$(MATRIX_PACK)_variants \
@@ -31,9 +35,9 @@ MATRIX_FLAGS = -I$(OUT)/$(MATRIX_PACK) -Itests \
 # --- dispatch proof ------------------------------------------------------------
 DP := $(BUILD)/dispatch_proof
 
-$(DP): tests/dispatch_proof.c tests/matrix.c $(OUT)/$(DISPATCH_PACK)/$(DISPATCH_PACK).h | $(BUILD)
+$(DP): tests/dispatch_proof.c $(MATRIX_SRC) $(OUT)/$(DISPATCH_PACK)/$(DISPATCH_PACK).h | $(BUILD)
 	$(STATIC_CC) -static $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/$(DISPATCH_PACK) -Itests \
-	  tests/dispatch_proof.c $(OUT)/$(DISPATCH_PACK)/*.c -lm -o $@
+	  tests/dispatch_proof.c tests/ref.c $(OUT)/$(DISPATCH_PACK)/*.c -lm -o $@
 
 # Why: every leg runs even when one fails, so one run shows the whole proof.
 # leg LABEL EXPECT CMD...: the proof must pass with --expect EXPECT.
@@ -79,13 +83,13 @@ test-dispatch: $(DP)
 	exit $$fail
 
 # --- ISA matrix ----------------------------------------------------------------
-$(BUILD)/matrix: tests/matrix.c $(OUT)/$(MATRIX_PACK)/$(MATRIX_PACK).h | $(BUILD)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(MATRIX_FLAGS) tests/matrix.c \
+$(BUILD)/matrix: $(MATRIX_SRC) $(OUT)/$(MATRIX_PACK)/$(MATRIX_PACK).h | $(BUILD)
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) $(MATRIX_FLAGS) tests/matrix.c tests/ref.c \
 	  $(OUT)/$(MATRIX_PACK)/*.c -lm -o $@
 
 # Why static: dynamic binaries that fork hang under qemu-aarch64 (DESIGN).
-$(BUILD)/matrix-aarch64: tests/matrix.c $(OUT)/$(MATRIX_PACK)/$(MATRIX_PACK).h | $(BUILD)
-	$(AARCH64_CC) -static $(CSTD) -O2 $(WARN) $(MATRIX_FLAGS) tests/matrix.c \
+$(BUILD)/matrix-aarch64: $(MATRIX_SRC) $(OUT)/$(MATRIX_PACK)/$(MATRIX_PACK).h | $(BUILD)
+	$(AARCH64_CC) -static $(CSTD) -O2 $(WARN) $(MATRIX_FLAGS) tests/matrix.c tests/ref.c \
 	  $(OUT)/$(MATRIX_PACK)/*.c -lm -o $@
 
 # Why: the cross build is optional; without the cross compiler the script

@@ -5,7 +5,7 @@
  *
  * Runs every dispatching entry (the KG_ISA_AUTO rows of pack kgd's variant
  * table, one per op x dtype) on random rows (the hard rows are the matrix's
- * job), checks the results against the float64 reference of tests/matrix.c
+ * job), checks the results against the float64 reference (tests/ref.c)
  * with the same tolerances and contract checks (padding, in place, rows 0),
  * and checks that NAME_KERNEL_isa() of every kernel and the process cap
  * (KGEN_ISA, else the CPU's best) equal LEVEL.  Built static and run

@@ -1,7 +1,7 @@
 /* matrix.c: the ISA-matrix runner.  One cell per variant of a pack's
  * variant table: call the kernel on random and hard rows, compare every
- * output element with a float64 reference written here (not generated),
- * and print one JSON line per cell.
+ * output element with the float64 reference of tests/ref.c (not
+ * generated), and print one JSON line per cell.
  *
  *   matrix                 every variant of the table (not the KG_ISA_AUTO
  *                          dispatchers), progress on stderr
@@ -28,9 +28,10 @@
  *
  * Build (mk/matrix.mk): cc -I PACKDIR -Itests -DKG_PACK_HEADER='"kgm.h"'
  *   -DKG_PACK_VARIANTS=kgm_variants -DKG_PACK_NUM=kgm_num_variants
- *   tests/matrix.c and every .c file of the pack, -lm.
+ *   tests/matrix.c, tests/ref.c and every .c file of the pack, -lm.
  * With -DKG_MATRIX_NO_MAIN this file is a library: kgm_check() checks one
- * variant (tests/dispatch_proof.c includes it for the dispatching entries). */
+ * variant (tests/dispatch_proof.c includes it for the dispatching entries;
+ * it links tests/ref.c too). */
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
@@ -42,6 +43,7 @@
 #include "kg_convert.h"
 #include "kg_cpu.h"
 #include "kg_variant.h"
+#include "ref.h"
 
 #if defined(__aarch64__)
 #define KGM_ARCH "aarch64"
@@ -321,90 +323,91 @@ static void kgm_break(kgm_acc *a, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* Check one RMSNorm row (rmsnorm, or one head of qk_norm).  x and y are
- * the stored row (offsets xo, yo), w the weight; `where` names the tensor. */
+/* Why: a row holding NaN or Inf must come out all NaN (the reference
+ * said so: its rstd or mean is NaN).  `where` names the tensor. */
+static void kgm_check_nan_row(kgm_acc *a, const kg_variant *v, const void *y,
+                              size_t yo, int kind, const char *where,
+                              size_t row) {
+  size_t i;
+  for (i = 0; i < v->dim; i++)
+    if (!isnan(kgm_get(y, v->dtype, yo + i))) {
+      kgm_break(a,
+                "%s row %zu (%s) [%zu]: got %.9g, want NaN (row holds "
+                "NaN/Inf)",
+                where, row, kgm_kind_name[kind], i,
+                kgm_get(y, v->dtype, yo + i));
+      return;
+    }
+}
+
+/* Check one RMSNorm row (rmsnorm, or one head of qk_norm) against
+ * tests/ref.c.  x and y are the stored row (offsets xo, yo), w the weight;
+ * `where` names the tensor. */
 static void kgm_check_rms_row(kgm_acc *a, const kg_variant *v, const void *x,
                               size_t xo, const void *w, const void *y,
                               size_t yo, int kind, const char *where,
                               size_t row) {
   const int dt = v->dtype;
   const size_t n = v->dim;
-  double ss = 0.0, rstd;
+  /* f32 is scored against the unrounded product, whatever its rounding */
+  const int hf = dt != KG_F32 && v->rounding == KG_ROUND_HF;
+  double *yr = malloc((n ? n : 1) * sizeof *yr), rstd;
   size_t i;
-  int finite = 1;
-  for (i = 0; i < n; i++) {
-    double xi = kgm_get(x, dt, xo + i);
-    if (!isfinite(xi))
-      finite = 0;
-    ss += xi * xi;
-  }
-  if (!finite) {
-    for (i = 0; i < n; i++)
-      if (!isnan(kgm_get(y, dt, yo + i))) {
-        kgm_break(a,
-                  "%s row %zu (%s) [%zu]: got %.9g, want NaN (row holds "
-                  "NaN/Inf)",
-                  where, row, kgm_kind_name[kind], i, kgm_get(y, dt, yo + i));
-        return;
-      }
+  if (!yr) {
+    kgm_break(a, "out of memory");
     return;
   }
-  rstd = 1.0 / sqrt(ss / (double)n + (double)v->eps);
+  rstd = ref_rmsnorm_row(dt, hf ? REF_ROUND_HF : REF_ROUND_SINGLE, n,
+                         ref_cat(dt, x, xo), w, (double)v->eps,
+                         (double)v->weight_offset, yr);
+  if (isnan(rstd)) {
+    kgm_check_nan_row(a, v, y, yo, kind, where, row);
+    free(yr);
+    return;
+  }
   for (i = 0; i < n; i++) {
-    const double xi = kgm_get(x, dt, xo + i);
-    const double wi = kgm_get(w, dt, i) + (double)v->weight_offset;
     const double got = kgm_get(y, dt, yo + i);
     double ref, ulp;
     if (dt == KG_F32) {
-      ref = xi * rstd * wi;
+      ref = yr[i];
       ulp = fabs(got - ref) / kgm_ulp(ref, dt);
       kgm_score(a, ulp, ulp / 8.0, kind, where, row, i, got, ref);
     } else {
       const double tol = v->rounding == KG_ROUND_HF ? 2.0 : 1.0;
-      if (v->rounding == KG_ROUND_HF)
-        ref = kgm_round(kgm_round(xi * rstd, dt) * wi, dt);
-      else
-        ref = kgm_round(xi * rstd * wi, dt);
+      ref = hf ? yr[i] : kgm_round(yr[i], dt);
       ulp = isnan(got) ? INFINITY
                        : (double)labs(kgm_ord16(kgm_bits(y, dt, yo + i)) -
                                       kgm_ord16(kgm_bits16(ref, dt)));
       kgm_score(a, ulp, ulp / tol, kind, where, row, i, got, ref);
     }
   }
+  free(yr);
 }
 
-/* Check one LayerNorm row against the stated bound. */
+/* Check one LayerNorm row against the stated bound (reference: tests/ref.c). */
 static void kgm_check_ln_row(kgm_acc *a, const kg_variant *v, const void *x,
                              size_t xo, const void *g, const void *b,
                              const void *y, size_t yo, int kind, size_t row) {
   const int dt = v->dtype;
   const size_t n = v->dim;
-  double s = 0.0, sq = 0.0, mu, rstd;
+  double *yr = malloc((n ? n : 1) * sizeof *yr), mu, rstd;
   size_t i;
-  for (i = 0; i < n; i++)
-    s += kgm_get(x, dt, xo + i);
-  if (!isfinite(s)) {
-    for (i = 0; i < n; i++)
-      if (!isnan(kgm_get(y, dt, yo + i))) {
-        kgm_break(a,
-                  "y row %zu (%s) [%zu]: got %.9g, want NaN (row holds "
-                  "NaN/Inf)",
-                  row, kgm_kind_name[kind], i, kgm_get(y, dt, yo + i));
-        return;
-      }
+  if (!yr) {
+    kgm_break(a, "out of memory");
     return;
   }
-  mu = s / (double)n;
-  for (i = 0; i < n; i++) {
-    const double e = kgm_get(x, dt, xo + i) - mu;
-    sq += e * e;
+  ref_layernorm_row(dt, n, ref_cat(dt, x, xo), g, b, (double)v->eps, yr, &mu,
+                    &rstd);
+  if (isnan(mu)) {
+    kgm_check_nan_row(a, v, y, yo, kind, "y", row);
+    free(yr);
+    return;
   }
-  rstd = 1.0 / sqrt(sq / (double)n + (double)v->eps);
   for (i = 0; i < n; i++) {
     const double xi = kgm_get(x, dt, xo + i);
     const double gi = kgm_get(g, dt, i), bi = kgm_get(b, dt, i);
     const double got = kgm_get(y, dt, yo + i);
-    const double ref = gi * (xi - mu) * rstd + bi;
+    const double ref = yr[i];
     const double allowed =
         16.0 * (double)FLT_EPSILON *
             (fabs(gi) * (fabs(xi) + fabs(mu)) * rstd + fabs(bi)) +
@@ -413,6 +416,7 @@ static void kgm_check_ln_row(kgm_acc *a, const kg_variant *v, const void *x,
     kgm_score(a, err / kgm_ulp(ref, dt), err / allowed, kind, "y", row, i, got,
               ref);
   }
+  free(yr);
 }
 
 /* 1 if elements [from, to) of a and b have the same bits. */

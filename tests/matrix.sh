@@ -187,7 +187,7 @@ local function merge(mpath, cpath, outd, host)
   end
   out("")
   out("Errors are against a float64 reference of the stored inputs " ..
-    "(tests/matrix.c), over random rows and hard rows (huge, tiny, " ..
+    "(tests/ref.c), over random rows and hard rows (huge, tiny, " ..
     "subnormal, spike, zero, constant, offset 1000, wide exponent range, " ..
     "NaN/Inf rows, which must give all-NaN rows).  Bounds: f32 8 ULP; " ..
     "bf16/f16 1 ULP of the correctly rounded result (\"hf\" rounding: " ..

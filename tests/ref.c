@@ -252,15 +252,20 @@ static int ref_row_bad(int dtype, size_t dim, const void *x) {
   return 0;
 }
 
-/* Why: RMSNorm as DESIGN.md defines it, in long double (see ref.h). */
-double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
-                       const void *w, double eps, double weight_offset,
-                       double *y) {
+/* Why: RMSNorm as DESIGN.md defines it, in long double (see ref.h), once
+ * for both entry points below.  last = 0 leaves the HF order's final
+ * rounding to the caller; h (may be NULL) gets the normalized values. */
+static double ref_rms_core(int dtype, int rounding, int last, size_t dim,
+                           const void *x, const void *w, double eps,
+                           double weight_offset, double *h, double *y) {
   long double ss = 0, rstd;
   size_t i;
   if (ref_row_bad(dtype, dim, x)) {
-    for (i = 0; i < dim; i++)
+    for (i = 0; i < dim; i++) {
       y[i] = NAN;
+      if (h)
+        h[i] = NAN;
+    }
     return NAN;
   }
   for (i = 0; i < dim; i++) {
@@ -272,13 +277,32 @@ double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
     long double xi = ref_load(dtype, x, i);
     long double wi = (long double)ref_load(dtype, w, i) + weight_offset;
     if (rounding == REF_ROUND_HF) {
-      double h = ref_round(dtype, (double)(xi * rstd));
-      y[i] = ref_round(dtype, (double)(wi * (long double)h));
+      double hi = ref_round(dtype, (double)(xi * rstd));
+      double yi = (double)(wi * (long double)hi);
+      if (h)
+        h[i] = hi;
+      y[i] = last ? ref_round(dtype, yi) : yi;
     } else {
+      if (h)
+        h[i] = (double)(xi * rstd);
       y[i] = (double)(xi * rstd * wi);
     }
   }
   return (double)rstd;
+}
+
+double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
+                       const void *w, double eps, double weight_offset,
+                       double *y) {
+  return ref_rms_core(dtype, rounding, 1, dim, x, w, eps, weight_offset, NULL,
+                      y);
+}
+
+/* Why: bounds that follow the HF order need its pieces (the fuzz target). */
+double ref_rmsnorm_row_parts(int dtype, int rounding, size_t dim,
+                             const void *x, const void *w, double eps,
+                             double weight_offset, double *h, double *y) {
+  return ref_rms_core(dtype, rounding, 0, dim, x, w, eps, weight_offset, h, y);
 }
 
 /* Why: LayerNorm with a two-pass variance, in long double: the mean is

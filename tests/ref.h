@@ -78,6 +78,14 @@ double ref_rmsnorm_row(int dtype, int rounding, size_t dim, const void *x,
                        const void *w, double eps, double weight_offset,
                        double *y);
 
+/* ref_rmsnorm_row's pieces: h[i] = round_T(x[i] * rstd) (HF) or the
+ * unrounded x[i] * rstd (SINGLE); y[i] = (w[i] + weight_offset) * h[i]
+ * without HF's last rounding to T (SINGLE: the same y as ref_rmsnorm_row).
+ * h may be NULL.  NaN/Inf rows: all-NaN y and h, NaN return. */
+double ref_rmsnorm_row_parts(int dtype, int rounding, size_t dim,
+                             const void *x, const void *w, double eps,
+                             double weight_offset, double *h, double *y);
+
 /* One LayerNorm row: mean, population variance (two passes), rstd =
  * 1/sqrt(var+eps), y = gamma*(x-mean)*rstd + beta, unrounded.  NaN/Inf in
  * the row: y, mean and rstd all NaN. */

@@ -9,7 +9,7 @@
  * representable.  Every CPU variant this machine runs (and the dispatcher)
  * is checked for:
  *   - a row with NaN/Inf gives an all-NaN row; a finite row a finite row;
- *   - closeness to this file's own float64 reference (bounds below);
+ *   - closeness to the float64 reference of tests/ref.c (bounds below);
  *   - SIMD within 8 ULP (f32) / 1 ULP (bf16, f16) of the scalar variant;
  *   - padding between rows, and the input of an out-of-place call, untouched;
  *   - in place (y == x) equal, bit for bit, to out of place;
@@ -23,6 +23,7 @@
 
 #include "kg_cpu.h"
 #include "kgf.h"
+#include "ref.h"
 
 #ifndef FUZZ_OP
 #error "build with -DFUZZ_OP=0|1|2 (enum kg_op)"
@@ -81,22 +82,6 @@ static double fz_quantum(int dt, double a) {
   if (e < emin)
     e = emin;
   return ldexp(1.0, e - (p - 1));
-}
-
-/* Correctly rounded (nearest, ties to even) double -> format, as a double. */
-static double fz_round(int dt, double v) {
-  int p, emin, e;
-  double maxv, a = fabs(v), q, r;
-  if (v != v || a == INFINITY || a == 0)
-    return v;
-  fz_format(dt, &p, &emin, &maxv);
-  frexp(a, &e);
-  e = e - 1 < emin ? emin : e - 1;
-  q = ldexp(1.0, e - (p - 1));
-  r = nearbyint(a / q) * q; /* a / q is exact: q is a power of two */
-  if (r > maxv)
-    r = INFINITY;
-  return v < 0 ? -r : r;
 }
 
 /* Position of a representable value on the format's number line (0 for
@@ -225,37 +210,31 @@ static int fz_is_data(const fz_case *c, int which, size_t e) {
 /* ---- the float64 reference of one row ------------------------------------- */
 
 /* Why: each row's expected values and bounds: y_ref[i] and tol[i] (absolute),
- * stats for rmsnorm/layernorm; *nan = 1 when the row must come out all-NaN. */
-static void fz_reference(const kg_variant *v, const double *x, const double *w,
-                         const double *b, double *yref, double *tol,
-                         double *rstd, double *mean, int *nan) {
+ * stats for rmsnorm/layernorm; *nan = 1 when the row must come out all-NaN.
+ * The values are tests/ref.c's, from the stored row xt and weights wt, bt
+ * (T elements); x, w, b are the same elements as doubles, for the bounds. */
+static void fz_reference(const kg_variant *v, const unsigned char *xt,
+                         const unsigned char *wt, const unsigned char *bt,
+                         const double *x, const double *w, const double *b,
+                         double *yref, double *tol, double *rstd, double *mean,
+                         int *nan) {
   size_t i, n = v->dim;
   double eps = (double)v->eps, off = (double)v->weight_offset;
-  double s = 0, ss = 0, mu = 0, rs;
-  *nan = 0;
-  for (i = 0; i < n; i++) {
-    if (!isfinite(x[i]))
-      *nan = 1;
-    s += x[i];
-  }
+  double hv[FZ_MAX_DIM], mu = 0, rs;
+  if (v->op == KG_OP_LAYERNORM)
+    ref_layernorm_row(v->dtype, n, xt, wt, bt, eps, yref, &mu, &rs);
+  else /* hf: h = round_T(x * rs) in hv, yref = h * (w + off) unrounded */
+    rs = ref_rmsnorm_row_parts(v->dtype, v->rounding, n, xt, wt, eps, off, hv,
+                               yref);
+  *nan = isnan(rs) != 0; /* the row holds NaN or Inf */
   if (*nan)
     return;
-  if (v->op == KG_OP_LAYERNORM) {
-    mu = s / (double)n;
-    for (i = 0; i < n; i++)
-      ss += (x[i] - mu) * (x[i] - mu);
-  } else {
-    for (i = 0; i < n; i++)
-      ss += x[i] * x[i];
-  }
-  rs = 1.0 / sqrt(ss / (double)n + eps);
   *rstd = rs;
   *mean = mu;
   for (i = 0; i < n; i++) {
-    double y, t;
+    double y = yref[i], t;
     if (v->op == KG_OP_LAYERNORM) {
       /* x - mean cancels: the bound grows with |x| + |mean| (DESIGN.md) */
-      y = (x[i] - mu) * rs * w[i] + b[i];
       t = (2.0 * n + 16) * FZ_U *
               (fabs(w[i]) * ((fabs(x[i]) + fabs(mu)) * rs + 1) + fabs(b[i])) +
           0x1p-140;
@@ -264,17 +243,13 @@ static void fz_reference(const kg_variant *v, const double *x, const double *w,
        * x * rs near a rounding boundary of T may round to the neighbour
        * of h, which the weight scales (in the subnormals of f16 that is
        * several ULP of y); then y rounds once more. */
-      double h = fz_round(v->dtype, x[i] * rs);
-      y = h * (w[i] + off);
-      t = fabs(w[i] + off) * fz_quantum(v->dtype, fabs(h)) +
+      t = fabs(w[i] + off) * fz_quantum(v->dtype, fabs(hv[i])) +
           fz_quantum(v->dtype, fabs(y)) + (n + 32.0) * FZ_U * fabs(y);
     } else {
-      y = x[i] * rs * (w[i] + off);
       t = (n + 32.0) * FZ_U * fabs(y) + 0x1p-140;
     }
     if (v->dtype != KG_F32 && v->rounding != KG_ROUND_HF)
       t += fz_quantum(v->dtype, fabs(y) + t);
-    yref[i] = y;
     tol[i] = t;
   }
 }
@@ -361,7 +336,9 @@ static void fz_check(const fz_case *c, const kg_variant *v,
         int wi = v->op == KG_OP_QK_NORM ? which : 0;
         for (i = 0; i < v->dim; i++)
           x[i] = fz_decode(v->dtype, src + fz_at(c, which, t, h, i) * es);
-        fz_reference(v, x, c->wd[wi], c->wd[1], yref, tol, &rs, &mu, &nan);
+        fz_reference(v, src + fz_at(c, which, t, h, 0) * es, c->w[wi],
+                     c->w[1], x, c->wd[wi], c->wd[1], yref, tol, &rs, &mu,
+                     &nan);
         for (i = 0; i < v->dim; i++) {
           size_t at = v->op == KG_OP_QK_NORM ? fz_at(c, which, t, h, i)
                                              : fz_at(c, 1, t, 0, i);
@@ -422,7 +399,9 @@ static void fz_compare(const fz_case *c, const kg_variant *v,
         int nan;
         for (i = 0; i < v->dim; i++)
           x[i] = fz_decode(v->dtype, src + fz_at(c, which, t, h, i) * es);
-        fz_reference(v, x, c->wd[wi], c->wd[1], yref, tol, &rs, &mu, &nan);
+        fz_reference(v, src + fz_at(c, which, t, h, 0) * es, c->w[wi],
+                     c->w[1], x, c->wd[wi], c->wd[1], yref, tol, &rs, &mu,
+                     &nan);
         for (i = 0; i < v->dim; i++) {
           size_t at = qk ? fz_at(c, which, t, h, i) : fz_at(c, 1, t, 0, i);
           double y = fz_decode(v->dtype, p + at * es);
