@@ -11,6 +11,56 @@ $(slow_fn)
 $(ind)__builtin_prefetch((const char *)$(ptr) + pf + $(util.int(off)), 0, 3);
 @   end
 @ end
+@ -- Streaming path: the head 4 KiB ahead in the q|k stream (heads of this
+@ -- token, then of the next), not 4 KiB ahead in memory, which would be V
+@ -- for the last heads and leave the next token's first heads unasked.
+@ -- Per loop (Q or K heads) a list of index ranges, each with the base of
+@ -- its target rows and the distance c from the loop index to the target
+@ -- row; qn / kn are the next token's q and k (this token's on the last).
+@ -- nil where 4 KiB is beyond a whole token of heads, and for 16-bit
+@ -- heads, which measured slower with it (bf16 prefill 1.24 -> 1.31; f32
+@ -- 1.15 -> 1.08, bench/RESULTS.md run 5).
+@ local row_bytes = k.dim * (T == "f32" and 4 or 2)
+@ local function stream_plan()
+@   local H, KH = k.num_heads, k.num_kv_heads
+@   local NS, P = H + KH, math.floor(4096 / row_bytes)
+@   if T ~= "f32" or P < 1 or P >= NS then return nil end
+@   local plan = { uses = {} }
+@   local function ranges(s0, cnt)
+@     local list = {}
+@     for i = 0, cnt - 1 do
+@       local s2 = s0 + i + P
+@       local nxt = s2 >= NS
+@       local i2 = nxt and s2 - NS or s2
+@       local isq = i2 < H
+@       local base = nxt and (isq and "qn" or "kn") or (isq and "q + t * q_stride" or "k + t * k_stride")
+@       if nxt then plan.uses[isq and "qn" or "kn"] = true end
+@       local c = i2 - (isq and 0 or H) - i
+@       local last = list[#list]
+@       if last and last.base == base and last.c == c then
+@         last.hi = i + 1
+@       else
+@         list[#list + 1] = { hi = i + 1, base = base, c = c }
+@       end
+@     end
+@     return list
+@   end
+@   plan.q, plan.k = ranges(0, H), ranges(H, KH)
+@   return plan
+@ end
+@ local function stream_prefetch(ind, list, idx)
+@   local e
+@   for j = #list, 1, -1 do
+@     local r = list[j]
+@     local row = r.c == 0 and idx or ("(" .. idx .. (r.c > 0 and " + " or " - ") .. util.int(math.abs(r.c)) .. ")")
+@     local term = "(" .. r.base .. ") + " .. row .. " * " .. D
+@     e = e and (idx .. " < " .. util.int(r.hi) .. " ? " .. term .. " : " .. e) or term
+@   end
+$(ind)const char *pfp = (const char *)($(e));
+@   for off = 0, row_bytes - 1, 64 do
+$(ind)__builtin_prefetch(pfp + $(util.int(off)), 0, 3);
+@   end
+@ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
  * ($(k.num_kv_heads) heads) of $(D) $(T) elements, in place, eps $(util.f32(k.eps)),
  * rounding "$(k.rounding)"; $(layout_doc). */
@@ -65,7 +115,11 @@ $(ind)}
 $(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
 $(ind)  $(CT) *yr = $(ptr(idx));
 $(ind)  const $(CT) *xr = yr;
-@     if pf then prefetch(ind .. "  ", "yr") end
+@     if type(pf) == "table" then
+@       stream_prefetch(ind .. "  ", pf, idx)
+@     elseif pf then
+@       prefetch(ind .. "  ", "yr")
+@     end
 $(row_of(key))
 $(ind)}
 @   end
@@ -74,15 +128,25 @@ $(ind)}
 @ -- G heads at a time, one group ahead (the reduce -> sqrt chains are what
 @ -- limits them); longer calls stream from memory and go head by head
 @ -- with prefetch, measured faster there (bench/RESULTS.md run 5).
-@ local per_token = (k.num_heads + k.num_kv_heads) * k.dim * (T == "f32" and 4 or 2)
+@ local per_token = (k.num_heads + k.num_kv_heads) * row_bytes
 @ local cached = math.max(1, math.floor(CACHED_BYTES / per_token))
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
+@     local plan = g == 1 and stream_plan() or nil
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
+@     if plan then
+@       if plan.uses.qn then
+    const $(CT) *qn = q + (t + 1 < tokens ? t + 1 : t) * q_stride;
+@       end
+@       if plan.uses.kn then
+    const $(CT) *kn = k + (t + 1 < tokens ? t + 1 : t) * k_stride;
+@       end
+@     else
     const size_t pf = t + 1 < tokens ? 4096 : 0;
-@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", true, g)
-@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", true, g)
+@     end
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or true, g)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or true, g)
   }
 @   else
   /* head by head: each head's rows are contiguous */

@@ -207,6 +207,13 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_falsy(q:sub(cut):find("h += 4", 1, true))
     -- the last token prefetches its own lines, not past the data
     assert.is_truthy(q:find("const size_t pf = t + 1 < tokens ? 4096 : 0;", 1, true))
+    -- streaming f32 heads prefetch 4 KiB ahead in the q|k stream: the last
+    -- 8 Q heads ask for the K heads, the K heads for the next token's Q
+    local stream = q:sub(cut)
+    assert.is_truthy(stream:find("const float *qn = q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
+    local ahead = "(h < 24 ? (q + t * q_stride) + (h + 8) * 128 : (k + t * k_stride) + (h - 24) * 128)"
+    assert.is_truthy(stream:find(ahead, 1, true))
+    assert.is_truthy(stream:find("((qn) + h * 128)", 1, true))
     -- 1 KiB heads are not grouped
     assert.is_falsy(body(c, "gp_q256_avx512"):find("h += 4", 1, true))
     -- a 128-wide f32 head folds 2 accumulators, not 4
