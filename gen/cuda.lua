@@ -2,6 +2,8 @@
 -- NAME_cuda.cu (kernels, extern "C" host wrappers, a variant table) to the
 -- pack and the wrappers' plain-C declarations to NAME.h.  This file holds
 -- the plan (how a row is laid over threads); templates/cuda/ hold the code.
+local util = require("util")
+
 local M = {}
 
 M.WARP = 32
@@ -20,7 +22,6 @@ M.ELEMS_PER_THREAD = 16
 M.MIN_THREADS, M.MAX_THREADS = 64, 1024
 M.REGS_PER_SM, M.MAX_REGS = 65536, 64
 
-local BYTES = { f32 = 4, bf16 = 2, f16 = 2 }
 local DTYPE_STRUCT = { f32 = "kg_cu_f32", bf16 = "kg_cu_bf16", f16 = "kg_cu_f16" }
 local TEMPLATE = { rmsnorm = "cuda/rmsnorm.cu.tpl", qk_norm = "cuda/qk_norm.cu.tpl",
   layernorm = "cuda/layernorm.cu.tpl" }
@@ -71,7 +72,7 @@ end
 -- narrower vector loads, when pointers and strides are aligned) and "el"
 -- (one element per access, any alignment).  Only "el" when VE is 1.
 function M.plan(k)
-  local bytes = BYTES[k.dtype]
+  local bytes = util.BYTES[k.dtype]
   local warp = k.dim <= M.WARP_MAX_DIM
   local cap = math.floor(16 / bytes)
   if warp then
@@ -109,7 +110,6 @@ end
 -- Why: the environment of one kernel's templates: the plan, the baked
 -- constants (formatted once, here) and the typed prototype.
 local function kernel_env(ctx, k)
-  local util = ctx.util
   local s = ctx.sym(k, "cuda")
   local typed = ctx.signature(k)
   local env = {
@@ -135,7 +135,6 @@ end
 -- Why: the variant-table row of one CUDA variant and its type-erased
 -- forwarder's parameter and argument lists.
 local function table_entry(ctx, k, s)
-  local util = ctx.util
   local _, _, _, etyped, casts = ctx.signature(k)
   return {
     sym = s, op = k.op,

@@ -96,7 +96,7 @@ local function kernel_body(dirs, spec, k, V)
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
-    CACHED_BYTES = CACHED_BYTES,
+    CACHED_BYTES = CACHED_BYTES, row_bytes = k.dim * util.BYTES[k.dtype],
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
@@ -146,15 +146,14 @@ local function kernel_body(dirs, spec, k, V)
   -- (qk_norm.c.tpl picks at run time).  Not for rows over 512 bytes
   -- (measured slower: f32 head_dim 256), which hide their own chain, nor
   -- for the scalar table.
-  local row_bytes = k.dim * (k.dtype == "f32" and 4 or 2)
-  env.G = (op.group and p.in_regs and V.name ~= "scalar" and row_bytes <= 512) and GROUP or 1
+  env.G = (op.group and p.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
   if env.G > 1 then
+    -- the next group's sums (no weights in them), then the step per weight set
+    env.part = "sums"
+    env.group_sums = render(dirs, op.group, env)
+    env.part = "body"
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
-      env.part = "sums"
-      env.group_sums = render(dirs, op.group, env)
-      env[rv.key .. "_gsums"] = env.group_sums
-      env.part = "body"
       env[rv.key .. "_group"] = render(dirs, op.group, env)
     end
     env.part = nil
@@ -162,7 +161,6 @@ local function kernel_body(dirs, spec, k, V)
   env.slow_fn = render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key) return env[key .. "_group"] end
-  env.group_sums_of = function(key) return env[key .. "_gsums"] end
   return render(dirs, op.frame, env)
 end
 

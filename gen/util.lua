@@ -5,6 +5,9 @@ local M = {}
 
 M.VERSION = "0.1.0"
 
+-- Bytes per stored element of each dtype.
+M.BYTES = { f32 = 4, bf16 = 2, f16 = 2 }
+
 -- A user-facing error: one line, exit status 2.  Raised as a table so that
 -- the CLI can tell it from an internal bug.
 function M.fail(msg)

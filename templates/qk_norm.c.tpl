@@ -6,8 +6,7 @@ $(slow_fn)
 @   -- are wanted now, instead of lines past the data.  Read intent even
 @   -- though the rows are written: a build with prfchw (-march=native)
 @   -- would emit prefetchw, measured 10 % slower on prefill
-@   local bytes = k.dim * (T == "f32" and 4 or 2)
-@   for off = 0, bytes - 1, 64 do
+@   for off = 0, row_bytes - 1, 64 do
 $(ind)__builtin_prefetch((const char *)$(ptr) + pf + $(util.int(off)), 0, 3);
 @   end
 @ end
@@ -20,7 +19,6 @@ $(ind)__builtin_prefetch((const char *)$(ptr) + pf + $(util.int(off)), 0, 3);
 @ -- nil where 4 KiB is beyond a whole token of heads, and for 16-bit
 @ -- heads, which measured slower with it (bf16 prefill 1.24 -> 1.31; f32
 @ -- 1.15 -> 1.08, bench/RESULTS.md run 5).
-@ local row_bytes = k.dim * (T == "f32" and 4 or 2)
 @ local function stream_plan()
 @   local H, KH = k.num_heads, k.num_kv_heads
 @   local NS, P = H + KH, math.floor(4096 / row_bytes)
@@ -98,7 +96,7 @@ $(ind)  {
 @     for g = 0, G - 1 do
 $(ind)    const $(CT) *xn$(g) = $(ptr(util.int(g)));
 @     end
-$(group_sums_of(key))
+$(group_sums)
 $(ind)  }
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 $(ind)    const int more = $(idx) + $(G) < $(ng);

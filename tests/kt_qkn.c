@@ -350,6 +350,13 @@ void kt_simd_vs_scalar(int idx) {
 START_TEST(t_qkn005) { kt_simd_vs_scalar(_i); }
 END_TEST
 
+/* Why: the row number (kt_row_get order: Q rows token-major, then K rows)
+ * of stream head j of token t, j < num_heads a Q head, else a K head. */
+static size_t kt_qk_row(const kt_case *c, size_t t, size_t j) {
+  const size_t nh = c->v->num_heads, nkv = c->v->num_kv_heads;
+  return j < nh ? t * nh + j : c->n * nh + t * nkv + (j - nh);
+}
+
 /* ---- FALSIFY-QKN-007 ----------------------------------------------------- */
 
 /* Why: per-head independence: every head of a call equals the per-head
@@ -375,7 +382,7 @@ START_TEST(t_qkn007) {
   kt_save(&c, &base);
   for (ti = 0; ti < 4; ti++) {
     size_t t = targets[ti][0], which = targets[ti][1], h = targets[ti][2];
-    size_t r = which ? T * nh + t * nkv + h : t * nh + h;
+    size_t r = kt_qk_row(&c, t, which ? nh + h : h);
     kt_row row;
     double *keep = malloc(sizeof(double) * v->dim);
     size_t i;
@@ -554,7 +561,7 @@ START_TEST(t_qkn_long) {
   /* every 7th token and the last: enough to meet every head position */
   for (t = 0;; t = t + 7 < T - 1 ? t + 7 : T - 1) {
     for (j = 0; j < nh + nkv; j++) {
-      const size_t ra = j < nh ? t * nh + j : T * nh + t * nkv + (j - nh);
+      const size_t ra = kt_qk_row(&a, t, j);
       kt_row row;
       size_t i;
       kt_row_get(&a, ra, &row);
@@ -564,7 +571,7 @@ START_TEST(t_qkn_long) {
     }
     kt_run(&b, NULL);
     for (j = 0; j < nh + nkv; j++) {
-      const size_t ra = j < nh ? t * nh + j : T * nh + t * nkv + (j - nh);
+      const size_t ra = kt_qk_row(&a, t, j);
       kt_row ya, yb;
       char rn[64];
       kt_row_get(&a, ra, &ya);
