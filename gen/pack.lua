@@ -147,6 +147,14 @@ local function kernel_body(dirs, spec, k, V)
   -- (measured slower: f32 head_dim 256), which hide their own chain, nor
   -- for the scalar table.
   env.G = (op.group and p.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
+  -- token-major heads whose counts are multiples of G: one pipeline of
+  -- groups per call (qk_norm.c.tpl, `chained`); there, tables that stage
+  -- rows in f32 (the bf16 even/odd table) keep the next group's split
+  -- values from its sums for its second pass instead of splitting them
+  -- again (XS floats per row; measured 3 % on bf16 decode, RESULTS run 7)
+  env.chained = env.G > 1 and k.layout == "token_major" and k.num_heads % env.G == 0
+    and k.num_kv_heads % env.G == 0
+  env.XS = (env.chained and V.stage_row) and V.stage_row(k.dim) or nil
   if env.G > 1 then
     -- the next group's sums (no weights in them), then the step per weight set
     env.part = "sums"

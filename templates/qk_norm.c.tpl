@@ -76,14 +76,19 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @   end
 @ end
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
-@ -- then one row at a time; n is a constant or a run-time count
-@ local function rows(ind, idx, n, ptr, key, pf, G)
+@ -- then one row at a time; n is a constant or a run-time count.
+@ -- chain (token-major, both head counts multiples of G): the loops of a
+@ -- call form one pipeline: a loop's last step sums the first group of the
+@ -- next loop (at chain.nxt, when chain.has_next) into the sums the frame
+@ -- declared once, so K's and the next token's first groups do not wait.
+@ local function rows(ind, idx, n, ptr, key, pf, G, chain)
 @   local from = "0"
 @   if G > 1 and (type(n) ~= "number" or n >= G) then
 @     -- groups of G, one group ahead (rms_group.c.tpl): the first group's
 @     -- sums here, each step sums the next group while its own chains run
 @     local ng = type(n) == "number" and util.int(n - n % G) or ("(" .. n .. ") / " .. G .. " * " .. G)
 @     from = ng
+@     if not chain then
 @     local sn = {}
 @     for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
 @     if type(n) ~= "number" then
@@ -98,16 +103,37 @@ $(ind)    const $(CT) *xn$(g) = $(ptr(util.int(g)));
 @     end
 $(group_sums)
 $(ind)  }
+@     end
+@     if chain then
+$(ind)for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
+$(ind)  const int more = $(idx) + $(G) < $(ng) || $(chain.has_next);
+$(ind)  const $(CT) *nx = $(idx) + $(G) < $(ng) ? $(ptr("(" .. idx .. " + " .. G .. ")")) : $(chain.nxt);
+@       if XS then
+$(ind)  scn = scc == xs ? xs + $(util.int(G * XS)) : xs;
+@       end
+@     else
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 $(ind)    const int more = $(idx) + $(G) < $(ng);
+$(ind)    const $(CT) *nx = $(ptr("(" .. idx .. " + " .. G .. ")"));
+@     end
+@     local rind = chain and ind .. "  " or ind .. "    "
 @     for g = 0, G - 1 do
-$(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
-$(ind)    const $(CT) *xr$(g) = yr$(g);
-@       if pf then prefetch(ind .. "    ", "yr" .. g) end
+$(rind)$(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
+@       if not XS then
+$(rind)const $(CT) *xr$(g) = yr$(g);
+@       end
+@       if pf then prefetch(rind, "yr" .. g) end
 @     end
 $(group_of(key))
+@     if chain then
+@       if XS then
+$(ind)  scc = scn;
+@       end
+$(ind)}
+@     else
 $(ind)  }
 $(ind)}
+@     end
 @   end
 @   if G == 1 or type(n) ~= "number" or n % G ~= 0 then
 $(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
@@ -131,6 +157,23 @@ $(ind)}
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
 @     local plan = g == 1 and stream_plan() or nil
+@     local chain = g > 1 and chained
+@     if chain then
+@       local sn = {}
+@       for i = 0, g - 1 do sn[#sn + 1] = "sn" .. i end
+  /* the first group's sums; every step sums the next group, across loops */
+  double $(table.concat(sn, ", "));
+@       if XS then
+  float xs[$(util.int(2 * g * XS))] __attribute__((aligned(64)));
+  float *scc = xs, *scn = xs;
+@       end
+  {
+@       for i = 0, g - 1 do
+    const $(CT) *xn$(i) = q + $(util.int(i)) * $(D);
+@       end
+$(group_sums)
+  }
+@     end
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
 @     if plan then
@@ -143,8 +186,13 @@ $(ind)}
 @     else
     const size_t pf = t + 1 < tokens ? 4096 : 0;
 @     end
-@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or true, g)
-@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or true, g)
+@     local cq, ck
+@     if chain then
+@       cq = { nxt = "k + t * k_stride", has_next = "1" }
+@       ck = { nxt = "q + (t + 1 < tokens ? t + 1 : t) * q_stride", has_next = "t + 1 < tokens" }
+@     end
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or true, g, cq)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or true, g, ck)
   }
 @   else
   /* head by head: each head's rows are contiguous */

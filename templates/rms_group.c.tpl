@@ -7,6 +7,8 @@
 @ -- own second passes, so each chain has a whole group's first pass to
 @ -- finish in and the second passes rarely wait.
 @ -- part "sums": the next group's sums into sn<g> (declared by the frame);
+@ -- the frame also defines `more` and `nx`, the next group's first row (its
+@ -- rows follow at head_dim apart: the next heads, or the next loop's).
 @ -- part "body": the step.  Same arithmetic per row as rms_row.c.tpl
 @ -- (bit-identical results); a group with a row for the slow path runs
 @ -- the row code on each of its rows.
@@ -17,7 +19,14 @@
 @ if part == "sums" then
 @   for g = 0, G - 1 do
         {
-          $(indent(row.reduce(p, row.sum_sq("tn"), row.loader(T, "xn" .. g)), "          "))
+@   local pre, ld = nil, row.loader(T, "xn" .. g)
+@   if XS then
+@     ld = function(c) return V.load_p5(T, "xn" .. g, c.off, c.n) end
+@     pre = function(c, v, tag)
+@       return "const " .. c.I.vt .. " " .. tag .. " = " .. v .. "; " .. V.stage_store("scn + " .. util.int(g * XS), c.off, tag), tag
+@     end
+@   end
+          $(indent(row.reduce(p, row.sum_sq("tn"), ld, pre), "          "))
           sn$(g) = tn;
         }
 @   end
@@ -32,7 +41,7 @@
 @ end
       if (more) {
 @ for g = 0, G - 1 do
-        const $(CT) *xn$(g) = xr$(g) + $(util.int(G * k.dim));
+        const $(CT) *xn$(g) = nx + $(util.int(g * k.dim));
 @ end
 $(group_sums)
       }
@@ -51,7 +60,8 @@ $(rowtext)
         const $(V.vt) vr$(g) = $(V.set1("rs" .. g));
 @   end
 @   for i, c in ipairs(p.chunks) do
-@     local h = c.I.mul(c.I.load(T, "xr" .. g, c.off, c.n), c.I == V and ("vr" .. g) or ("rs" .. g))
+@     local xv = XS and V.load_staged("scc + " .. util.int(g * XS), c.off) or c.I.load(T, "xr" .. g, c.off, c.n)
+@     local h = c.I.mul(xv, c.I == V and ("vr" .. g) or ("rs" .. g))
 @     if k.rounding == "hf" then h = c.I.round(T, h) end
         $(c.I.store(T, "yr" .. g, c.off, c.n, c.I.mul(h, wt(c, i))))
 @   end

@@ -94,12 +94,20 @@ local function need_bf16(dtype)
   if dtype ~= "bf16" then error("avx512 even/odd table: bf16 only, got " .. tostring(dtype)) end
 end
 
-function P.load(dtype, base, off, n)
-  need_bf16(dtype)
-  local p = base .. " + " .. off
-  if n == nil or n == P.W then return "kgi_v2_ld(" .. p .. ")" end
-  return "kgi_v2_ldm(" .. mask32(n) .. ", " .. p .. ")"
+local function loader(full, masked)
+  return function(dtype, base, off, n)
+    need_bf16(dtype)
+    local p = base .. " + " .. off
+    if n == nil or n == P.W then return full .. "(" .. p .. ")" end
+    return masked .. "(" .. mask32(n) .. ", " .. p .. ")"
+  end
 end
+P.load = loader("kgi_v2_ld", "kgi_v2_ldm")
+-- The same values split with a byte shuffle (port 5) instead of a shift
+-- (port 0): for rows whose split feeds only sums and the f32 staging
+-- (rms_group.c.tpl, XS), whose second pass then has no shift, but a port
+-- 5 shuffle in its stores (measured 3 % on bf16 decode, RESULTS run 7).
+P.load_p5 = loader("kgi_v2_ld5", "kgi_v2_ldm5")
 
 -- Why: stores through one of two packers.  kgi_v2_pack rounds to nearest
 -- even ("hf", whose parity with PyTorch needs it); kgi_v2_pack_ta, for
@@ -144,6 +152,10 @@ function P.stage(name, dim, value)
   return lines
 end
 function P.load_staged(name, off) return "kgi_v2_lds(" .. name .. " + 2 * (" .. off .. "))" end
+-- Rows staged the same way (rms_group.c.tpl, XS): floats per row of dim,
+-- and the statement storing the split value v of the chunk at off.
+function P.stage_row(dim) return 2 * math.ceil(dim / P.W) * P.W end
+function P.stage_store(name, off, v) return "kgi_v2_stage(" .. name .. " + 2 * " .. off .. ", " .. v .. ");" end
 
 function P.zero() return "kgi_v2_set1(0.0f)" end
 function P.set1(s) return "kgi_v2_set1(" .. s .. ")" end
@@ -230,6 +242,25 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld(const kg_bf16 *p)
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm(__mmask32 m, const kg_bf16 *p)
 {
   return kgi_v2_split(_mm512_maskz_loadu_epi16(m, p));
+}
+
+/* kgi_v2_split with the even half moved by a byte shuffle (port 5) rather
+ * than a shift (port 0); the same values. */
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split5(__m512i u)
+{
+  kgi_v2 r = { _mm512_castsi512_ps(_mm512_shuffle_epi8(u, _mm512_set1_epi32((int)0x01008080u))),
+               _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u))) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld5(const kg_bf16 *p)
+{
+  return kgi_v2_split5(_mm512_loadu_si512((const void *)p));
+}
+
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm5(__mmask32 m, const kg_bf16 *p)
+{
+  return kgi_v2_split5(_mm512_maskz_loadu_epi16(m, p));
 }
 
 /* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the

@@ -222,4 +222,49 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(body(c, "gp_r16_avx512"):find("b += 1024", 1, true))
     assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
   end)
+
+  it("chain a call's QK-norm groups into one pipeline and keep bf16 groups' split rows", function()
+    S.write(dir .. "/ch.lua", [[
+return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "qk_norm", name = "b", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "f", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "odd", head_dim = 128, num_heads = 8, num_kv_heads = 2, dtype = "bf16" },
+  { op = "qk_norm", name = "hm", head_dim = 128, num_heads = 8, num_kv_heads = 4, dtype = "bf16",
+    layout = "head_major" },
+} }
+]])
+    gen(dir .. "/ch.lua", dir)
+    local c = S.read(dir .. "/ch/ch_avx512.c")
+    local function grouped(name)
+      local f = body(c, name)
+      return f:sub(1, f:find("    return;\n", 1, true))
+    end
+    -- 32 + 8 heads: the first group summed once per call; the last Q step
+    -- sums K's first group, the last K step the next token's first Q group
+    local b = grouped("ch_b_avx512")
+    local _, prologues = b:gsub("double sn0, sn1, sn2, sn3;", "")
+    assert.equals(1, prologues)
+    assert.is_truthy(b:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
+    assert.is_truthy(b:find("const int more = h + 4 < 8 || t + 1 < tokens;", 1, true))
+    assert.is_truthy(b:find(": q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
+    -- bf16 on AVX-512: the next group's split rows staged in f32 (two
+    -- buffers) by the port-5 split, read back by the second pass
+    assert.is_truthy(b:find("float xs[2048] __attribute__((aligned(64)));", 1, true))
+    assert.is_truthy(b:find("kgi_v2_ld5(xn0 + 0)); kgi_v2_stage(scn + 0 + 2 * 0, v1);", 1, true))
+    assert.is_truthy(b:find("kgi_v2_lds(scc + 768 + 2 * (96))", 1, true))
+    assert.is_falsy(b:find("kgi_v2_ld(xr0", 1, true))
+    -- f32 chains but has nothing to stage; AVX2 bf16 neither
+    local f = grouped("ch_f_avx512")
+    assert.is_truthy(f:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
+    assert.is_falsy(f:find("xs[", 1, true))
+    assert.is_falsy(body(S.read(dir .. "/ch/ch_avx2.c"), "ch_b_avx2"):find("xs[", 1, true))
+    -- 2 K heads (no group of 4) and head-major rows: one prologue per loop
+    -- of groups, nothing staged
+    for _, name in ipairs({ "ch_odd_avx512", "ch_hm_avx512" }) do
+      local g = grouped(name)
+      assert.is_falsy(g:find("xs[", 1, true), name)
+      assert.is_truthy(g:find("const int more = ", 1, true), name)
+    end
+    assert.is_truthy(grouped("ch_odd_avx512"):find("const int more = h + 4 < 8;", 1, true))
+  end)
 end)
