@@ -248,7 +248,9 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm(__mmask32 m, const 
  * than a shift (port 0); the same values. */
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split5(__m512i u)
 {
-  kgi_v2 r = { _mm512_castsi512_ps(_mm512_shuffle_epi8(u, _mm512_set4_epi32(0x0d0c8080, 0x09088080, 0x05048080, 0x01008080))),
+  /* per dword: bytes 0-1 zero, bytes 2-3 from the dword's own bytes 0-1 */
+  const __m512i lo_up = _mm512_set4_epi32(0x0d0c8080, 0x09088080, 0x05048080, 0x01008080);
+  kgi_v2 r = { _mm512_castsi512_ps(_mm512_shuffle_epi8(u, lo_up)),
                _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u))) };
   return r;
 }
