@@ -61,11 +61,13 @@
         continue;
       }
 @   end
+@   if p.loop_end > 0 then
       for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
-@   for j, c in ipairs(p.block) do
+@     for j, c in ipairs(p.block) do
         $(out(c, ld(c), j))
-@   end
+@     end
       }
+@   end
 @   for j, c in ipairs(p.rest) do
       $(out(c, ld(c), j))
 @   end

@@ -64,6 +64,87 @@ function M.wide_hi(v) return "_mm256_cvtps_pd(_mm256_extractf128_ps(" .. v .. ",
 function M.wide_add(a, b) return "_mm256_add_pd(" .. a .. ", " .. b .. ")" end
 function M.wide_hsum(v) return "kgi_avx2_hsum_pd(" .. v .. ")" end
 
+-- bf16 kernels use a second table (M.for_dtype), as on AVX-512
+-- (isa/avx512.lua): a "vector" is 16 bf16 elements, one 32-byte load, held
+-- as the f32 values of its even and odd elements (kgi_a2).  Splitting is a
+-- shift and an and; packing back is a rounding add per half, a shift and a
+-- word blend, where widening 8 at a time costs a widen and a shift per 8
+-- and narrowing five operations, a pack and a lane permute per 8.  No
+-- masks: row tails are scalar, as for the other AVX2 tables.
+local P = {
+  name = M.name, W = 16, regs = 8, masked = false, target = M.target,
+  guard = M.guard, includes = M.includes, vt = "kgi_a2", wide_vt = "kgi_aw2",
+}
+
+local function need_bf16(dtype)
+  if dtype ~= "bf16" then error("avx2 even/odd table: bf16 only, got " .. tostring(dtype)) end
+end
+
+function P.load(dtype, base, off)
+  need_bf16(dtype)
+  return "kgi_a2_ld(" .. base .. " + " .. off .. ")"
+end
+
+-- Why: stores through one of two packers: kgi_a2_pack rounds to nearest
+-- even ("hf"), kgi_a2_pack_ta ties away from zero ("single", one add per
+-- half; the same choice as isa/avx512.lua).
+local function storers(pack)
+  local function store(dtype, base, off, _, v)
+    need_bf16(dtype)
+    return "_mm256_storeu_si256((__m256i *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
+  end
+  local function store_nt(dtype, base, off, v)
+    need_bf16(dtype)
+    return "_mm256_stream_si256((__m256i *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
+  end
+  return store, store_nt
+end
+P.store, P.store_nt = storers("kgi_a2_pack")
+
+function P.round(dtype, v)
+  need_bf16(dtype)
+  return "kgi_a2_round(" .. v .. ")"
+end
+
+-- Staged weights (pack.lua), as on AVX-512: block o (a multiple of 16)
+-- holds the 8 even elements at 2o and the 8 odd ones at 2o + 8; the
+-- scalar tail is not staged (its chunks load their weights themselves).
+function P.stage(name, dim, value)
+  local full = math.floor(dim / P.W) * P.W
+  local lines = { string.format("float %s[%d] __attribute__((aligned(32)));", name, 2 * math.max(full, P.W)) }
+  if full > 0 then
+    lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) kgi_a2_stage(%s + 2 * i, %s);",
+      full, P.W, name, value("i", P.W))
+  end
+  return lines
+end
+function P.load_staged(name, off) return "kgi_a2_lds(" .. name .. " + 2 * (" .. off .. "))" end
+
+function P.zero() return "kgi_a2_set1(0.0f)" end
+function P.set1(s) return "kgi_a2_set1(" .. s .. ")" end
+function P.add(a, b) return "kgi_a2_add(" .. a .. ", " .. b .. ")" end
+function P.sub(a, b) return "kgi_a2_sub(" .. a .. ", " .. b .. ")" end
+function P.mul(a, b) return "kgi_a2_mul(" .. a .. ", " .. b .. ")" end
+function P.fma(a, b, c) return "kgi_a2_fma(" .. a .. ", " .. b .. ", " .. c .. ")" end
+function P.hsum(v) return "kgi_a2_hsum(" .. v .. ")" end
+function P.wide_zero() return "kgi_aw2_zero()" end
+function P.wide_lo(v) return "kgi_aw2_lo(" .. v .. ")" end
+function P.wide_hi(v) return "kgi_aw2_hi(" .. v .. ")" end
+function P.wide_add(a, b) return "kgi_aw2_add(" .. a .. ", " .. b .. ")" end
+function P.wide_hsum(v) return "kgi_aw2_hsum(" .. v .. ")" end
+function P.prelude(attr) return M.prelude(attr) end
+
+-- The even/odd table of rounding "single": P with the ties-away stores.
+local PS = {}
+for key, f in pairs(P) do PS[key] = f end
+PS.store, PS.store_nt = storers("kgi_a2_pack_ta")
+
+-- Why: the table a kernel of this dtype and rounding is generated with.
+function M.for_dtype(dtype, rounding)
+  if dtype == "bf16" then return rounding == "hf" and P or PS end
+  return M
+end
+
 -- Why: helpers that do not fit one expression, emitted once per file with
 -- the file's target attribute (static, so packs never clash).
 function M.prelude(attr)
@@ -115,6 +196,136 @@ static inline __attribute__((unused)) ATTR __m128i kgi_avx2_to_bf16(__m256 v)
 static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
 {
   return _mm256_castsi256_ps(_mm256_slli_epi32(kgi_avx2_bf16_bits(v), 16));
+}
+
+/* 16 bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
+ * 5 ... (bf16 kernels; see isa/avx2.lua). */
+typedef struct { __m256 e, o; } kgi_a2;
+/* Double lanes of half a kgi_a2 (LayerNorm's mean). */
+typedef struct { __m256d e, o; } kgi_aw2;
+
+/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_ld(const kg_bf16 *p)
+{
+  const __m256i u = _mm256_loadu_si256((const __m256i *)p);
+  kgi_a2 r = { _mm256_castsi256_ps(_mm256_slli_epi32(u, 16)),
+               _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u))) };
+  return r;
+}
+
+/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
+ * low 16 are garbage); same NaN argument as kgi_avx2_bf16_bits. */
+static inline __attribute__((unused)) ATTR __m256i kgi_a2_rne(__m256 v)
+{
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+}
+
+/* Why: even/odd halves whose bf16 sits in each lane's high 16 bits -> 16
+ * packed bf16: the odd lanes' high words, the even lanes' moved down. */
+static inline __attribute__((unused)) ATTR __m256i kgi_a2_merge(__m256i e, __m256i o)
+{
+  return _mm256_blend_epi16(o, _mm256_srli_epi32(e, 16), 0x55);
+}
+
+/* even/odd f32 -> 16 packed bf16, round to nearest even ("hf"). */
+static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack(kgi_a2 v)
+{
+  return kgi_a2_merge(kgi_a2_rne(v.e), kgi_a2_rne(v.o));
+}
+
+/* even/odd f32 -> 16 packed bf16, round to nearest, ties away from zero:
+ * half a bf16 step added to each lane's magnitude bits (no carry out of a
+ * NaN's zero low half, as above). */
+static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack_ta(kgi_a2 v)
+{
+  const __m256i half = _mm256_set1_epi32(0x8000);
+  return kgi_a2_merge(_mm256_add_epi32(_mm256_castps_si256(v.e), half),
+                      _mm256_add_epi32(_mm256_castps_si256(v.o), half));
+}
+
+/* Why: stores 16 weights as even/odd f32 once per call (see P.stage). */
+static inline __attribute__((unused)) ATTR void kgi_a2_stage(float *dst, kgi_a2 v)
+{
+  _mm256_store_ps(dst, v.e);
+  _mm256_store_ps(dst + 8, v.o);
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_lds(const float *p)
+{
+  kgi_a2 r = { _mm256_load_ps(p), _mm256_load_ps(p + 8) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_set1(float s)
+{
+  kgi_a2 r = { _mm256_set1_ps(s), _mm256_set1_ps(s) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_add(kgi_a2 a, kgi_a2 b)
+{
+  kgi_a2 r = { _mm256_add_ps(a.e, b.e), _mm256_add_ps(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_sub(kgi_a2 a, kgi_a2 b)
+{
+  kgi_a2 r = { _mm256_sub_ps(a.e, b.e), _mm256_sub_ps(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_mul(kgi_a2 a, kgi_a2 b)
+{
+  kgi_a2 r = { _mm256_mul_ps(a.e, b.e), _mm256_mul_ps(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_fma(kgi_a2 a, kgi_a2 b, kgi_a2 c)
+{
+  kgi_a2 r = { _mm256_fmadd_ps(a.e, b.e, c.e), _mm256_fmadd_ps(a.o, b.o, c.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR float kgi_a2_hsum(kgi_a2 v)
+{
+  return kgi_avx2_hsum(_mm256_add_ps(v.e, v.o));
+}
+
+static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_round(kgi_a2 v)
+{
+  kgi_a2 r = { kgi_avx2_round_bf16(v.e), kgi_avx2_round_bf16(v.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_zero(void)
+{
+  kgi_aw2 r = { _mm256_setzero_pd(), _mm256_setzero_pd() };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_lo(kgi_a2 v)
+{
+  kgi_aw2 r = { _mm256_cvtps_pd(_mm256_castps256_ps128(v.e)), _mm256_cvtps_pd(_mm256_castps256_ps128(v.o)) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_hi(kgi_a2 v)
+{
+  kgi_aw2 r = { _mm256_cvtps_pd(_mm256_extractf128_ps(v.e, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(v.o, 1)) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_add(kgi_aw2 a, kgi_aw2 b)
+{
+  kgi_aw2 r = { _mm256_add_pd(a.e, b.e), _mm256_add_pd(a.o, b.o) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR double kgi_aw2_hsum(kgi_aw2 v)
+{
+  return kgi_avx2_hsum_pd(_mm256_add_pd(v.e, v.o));
 }
 ]]):gsub("ATTR", attr))
 end

@@ -148,6 +148,33 @@ return {
     assert.is_falsy(body(S.read(dir .. "/wide/wide_scalar.c"), "wide_qt_scalar"):find("yr3", 1, true))
   end)
 
+  it("use the even/odd bf16 table on AVX2 too, with scalar tails", function()
+    S.write(dir .. "/a2.lua", [[
+return { name = "a2", isa = { "scalar", "avx2" }, kernels = {
+  { op = "rmsnorm", name = "rb", dim = 1000, dtype = "bf16" },
+  { op = "rmsnorm", name = "rh", dim = 64, dtype = "bf16", rounding = "hf" },
+  { op = "rmsnorm", name = "rf", dim = 1000, dtype = "f16" },
+  { op = "layernorm", name = "lb", dim = 40, dtype = "bf16" },
+} }
+]])
+    gen(dir .. "/a2.lua", dir)
+    local c = S.read(dir .. "/a2/a2_avx2.c")
+    -- 16 bf16 per 32-byte load split into even/odd f32; "single" stores
+    -- round ties away, "hf" to nearest even; no 8-wide widening left
+    local rb, rh = body(c, "a2_rb_avx2"), body(c, "a2_rh_avx2")
+    assert.is_truthy(rb:find("kgi_a2_ld(xr + i + 48)", 1, true))
+    assert.is_truthy(rb:find("kgi_a2_pack_ta(", 1, true))
+    assert.is_truthy(rh:find("kgi_a2_pack(", 1, true))
+    assert.is_falsy(rb:find("kgi_avx2_load_bf16(", 1, true))
+    -- 1000 = 62 x 16 + 8: the last 8 elements go through the scalar table
+    assert.is_truthy(rb:find("kg_bf16_to_f32(xr[999])", 1, true))
+    -- weights staged once per call, full blocks only
+    assert.is_truthy(rb:find("float ws_w[1984] __attribute__((aligned(32)));", 1, true))
+    -- LayerNorm's mean in double lanes of the pair; f16 keeps F16C
+    assert.is_truthy(body(c, "a2_lb_avx2"):find("kgi_aw2_", 1, true))
+    assert.is_falsy(body(c, "a2_rf_avx2"):find("kgi_a2", 1, true))
+  end)
+
   it("stage 16-bit weights once per call, fuse wide rows and round bf16 'single' ties away", function()
     S.write(dir .. "/st.lua", [[
 return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
