@@ -112,9 +112,10 @@ local function kernel_body(dirs, spec, k, V)
   local staged, stage_lines = {}, {}
   if V.stage and not p.hoist_w and k.dim <= STAGE_MAX then
     for _, rv in ipairs(op.rows or { { w = "w" } }) do
-      staged[rv.w] = "ws_" .. rv.w
       local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
-      for _, line in ipairs(V.stage(staged[rv.w], k.dim, value)) do stage_lines[#stage_lines + 1] = line end
+      local lines = V.stage("ws_" .. rv.w, k.dim, value)
+      if #lines > 0 then staged[rv.w] = "ws_" .. rv.w end
+      for _, line in ipairs(lines) do stage_lines[#stage_lines + 1] = line end
     end
   end
   env.stage_code = table.concat(stage_lines, "\n  ")
