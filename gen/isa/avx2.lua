@@ -1,6 +1,8 @@
 -- isa/avx2.lua: AVX2 + FMA + F16C primitive table (8 f32 lanes, 16 ymm).
 -- No masked 16-bit loads exist here, so tails are scalar (the plan uses
 -- isa/scalar.lua for them).
+local pair = require("isa.pair")
+
 local M = {
   name = "avx2",
   W = 8,
@@ -73,12 +75,9 @@ function M.wide_hsum(v) return "kgi_avx2_hsum_pd(" .. v .. ")" end
 -- masks: row tails are scalar, as for the other AVX2 tables.
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
-  guard = M.guard, includes = M.includes, vt = "kgi_a2", wide_vt = "kgi_aw2",
+  guard = M.guard, includes = M.includes,
 }
-
-local function need_bf16(dtype)
-  if dtype ~= "bf16" then error("avx2 even/odd table: bf16 only, got " .. tostring(dtype)) end
-end
+local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 
 function P.load(dtype, base, off)
   need_bf16(dtype)
@@ -101,11 +100,6 @@ local function storers(pack)
 end
 P.store, P.store_nt = storers("kgi_a2_pack")
 
-function P.round(dtype, v)
-  need_bf16(dtype)
-  return "kgi_a2_round(" .. v .. ")"
-end
-
 -- Staged weights (pack.lua), as on AVX-512: block o (a multiple of 16)
 -- holds the 8 even elements at 2o and the 8 odd ones at 2o + 8; the
 -- scalar tail is not staged (its chunks load their weights themselves).
@@ -119,37 +113,14 @@ function P.stage(name, dim, value)
       full, P.W, name, value("i", P.W)),
   }
 end
-function P.load_staged(name, off) return "kgi_a2_lds(" .. name .. " + 2 * (" .. off .. "))" end
-
-function P.zero() return "kgi_a2_set1(0.0f)" end
-function P.set1(s) return "kgi_a2_set1(" .. s .. ")" end
-function P.add(a, b) return "kgi_a2_add(" .. a .. ", " .. b .. ")" end
-function P.sub(a, b) return "kgi_a2_sub(" .. a .. ", " .. b .. ")" end
-function P.mul(a, b) return "kgi_a2_mul(" .. a .. ", " .. b .. ")" end
-function P.fma(a, b, c) return "kgi_a2_fma(" .. a .. ", " .. b .. ", " .. c .. ")" end
-function P.hsum(v) return "kgi_a2_hsum(" .. v .. ")" end
-function P.wide_zero() return "kgi_aw2_zero()" end
-function P.wide_lo(v) return "kgi_aw2_lo(" .. v .. ")" end
-function P.wide_hi(v) return "kgi_aw2_hi(" .. v .. ")" end
-function P.wide_add(a, b) return "kgi_aw2_add(" .. a .. ", " .. b .. ")" end
-function P.wide_hsum(v) return "kgi_aw2_hsum(" .. v .. ")" end
-function P.prelude(attr) return M.prelude(attr) end
-
--- The even/odd table of rounding "single": P with the ties-away stores.
-local PS = {}
-for key, f in pairs(P) do PS[key] = f end
-PS.store, PS.store_nt = storers("kgi_a2_pack_ta")
-
--- Why: the table a kernel of this dtype and rounding is generated with.
-function M.for_dtype(dtype, rounding)
-  if dtype == "bf16" then return rounding == "hf" and P or PS end
-  return M
-end
+-- Why: the table a kernel of this dtype and rounding is generated with
+-- ("single" stores round ties away, kgi_a2_pack_ta).
+M.for_dtype = pair.for_dtype(M, P, storers("kgi_a2_pack_ta"))
 
 -- Why: helpers that do not fit one expression, emitted once per file with
 -- the file's target attribute (static, so packs never clash).
 function M.prelude(attr)
-  return (([[
+  local text = ([[
 /* Horizontal sum of 8 lanes (pairwise). */
 static inline __attribute__((unused)) ATTR float kgi_avx2_hsum(__m256 v)
 {
@@ -199,13 +170,7 @@ static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
   return _mm256_castsi256_ps(_mm256_slli_epi32(kgi_avx2_bf16_bits(v), 16));
 }
 
-/* 16 bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
- * 5 ... (bf16 kernels; see isa/avx2.lua). */
-typedef struct { __m256 e, o; } kgi_a2;
-/* Double lanes of half a kgi_a2 (LayerNorm's mean). */
-typedef struct { __m256d e, o; } kgi_aw2;
-
-/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
 static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_ld(const kg_bf16 *p)
 {
   const __m256i u = _mm256_loadu_si256((const __m256i *)p);
@@ -246,89 +211,9 @@ static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack_ta(kgi_a2 v)
                       _mm256_add_epi32(_mm256_castps_si256(v.o), half));
 }
 
-/* Why: stores 16 weights as even/odd f32 once per call (see P.stage). */
-static inline __attribute__((unused)) ATTR void kgi_a2_stage(float *dst, kgi_a2 v)
-{
-  _mm256_store_ps(dst, v.e);
-  _mm256_store_ps(dst + 8, v.o);
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_lds(const float *p)
-{
-  kgi_a2 r = { _mm256_load_ps(p), _mm256_load_ps(p + 8) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_set1(float s)
-{
-  kgi_a2 r = { _mm256_set1_ps(s), _mm256_set1_ps(s) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_add(kgi_a2 a, kgi_a2 b)
-{
-  kgi_a2 r = { _mm256_add_ps(a.e, b.e), _mm256_add_ps(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_sub(kgi_a2 a, kgi_a2 b)
-{
-  kgi_a2 r = { _mm256_sub_ps(a.e, b.e), _mm256_sub_ps(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_mul(kgi_a2 a, kgi_a2 b)
-{
-  kgi_a2 r = { _mm256_mul_ps(a.e, b.e), _mm256_mul_ps(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_fma(kgi_a2 a, kgi_a2 b, kgi_a2 c)
-{
-  kgi_a2 r = { _mm256_fmadd_ps(a.e, b.e, c.e), _mm256_fmadd_ps(a.o, b.o, c.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR float kgi_a2_hsum(kgi_a2 v)
-{
-  return kgi_avx2_hsum(_mm256_add_ps(v.e, v.o));
-}
-
-static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_round(kgi_a2 v)
-{
-  kgi_a2 r = { kgi_avx2_round_bf16(v.e), kgi_avx2_round_bf16(v.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_zero(void)
-{
-  kgi_aw2 r = { _mm256_setzero_pd(), _mm256_setzero_pd() };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_lo(kgi_a2 v)
-{
-  kgi_aw2 r = { _mm256_cvtps_pd(_mm256_castps256_ps128(v.e)), _mm256_cvtps_pd(_mm256_castps256_ps128(v.o)) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_hi(kgi_a2 v)
-{
-  kgi_aw2 r = { _mm256_cvtps_pd(_mm256_extractf128_ps(v.e, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(v.o, 1)) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_aw2 kgi_aw2_add(kgi_aw2 a, kgi_aw2 b)
-{
-  kgi_aw2 r = { _mm256_add_pd(a.e, b.e), _mm256_add_pd(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR double kgi_aw2_hsum(kgi_aw2 v)
-{
-  return kgi_avx2_hsum_pd(_mm256_add_pd(v.e, v.o));
-}
-]]):gsub("ATTR", attr))
+]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_a2", "kgi_aw2", "avx2") .. "\n" end)
+  text = text .. pair.c_ops(M, "kgi_a2", "kgi_aw2", 8, "_mm256_store_ps", "_mm256_load_ps")
+  return (text:gsub("ATTR", attr))
 end
 
 return M

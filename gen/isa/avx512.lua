@@ -1,5 +1,7 @@
 -- isa/avx512.lua: AVX-512 F/BW/DQ/VL primitive table (16 f32 lanes, 32 zmm).
 -- Tails use masks, so no scalar remainder code is ever emitted.
+local pair = require("isa.pair")
+
 local M = {
   name = "avx512",
   W = 16,
@@ -86,13 +88,11 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 -- even/odd order never shows; sums do not care about order.
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
-  guard = M.guard, includes = M.includes, vt = "kgi_v2", wide_vt = "kgi_w2",
+  guard = M.guard, includes = M.includes,
 }
+local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 
 local function mask32(n) return string.format("(__mmask32)0x%08x", 2 ^ n - 1) end
-local function need_bf16(dtype)
-  if dtype ~= "bf16" then error("avx512 even/odd table: bf16 only, got " .. tostring(dtype)) end
-end
 
 local function loader(full, masked)
   return function(dtype, base, off, n)
@@ -130,11 +130,6 @@ local function storers(pack)
 end
 P.store, P.store_nt = storers("kgi_v2_pack")
 
-function P.round(dtype, v)
-  need_bf16(dtype)
-  return "kgi_v2_round(" .. v .. ")"
-end
-
 -- Staged weights (pack.lua): a weight vector split to f32 once per call
 -- into a stack array, so rows load their weights instead of splitting them
 -- again per row.  Block o (a multiple of 32) holds the 16 even elements at
@@ -151,44 +146,22 @@ function P.stage(name, dim, value)
   if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
   return lines
 end
-function P.load_staged(name, off) return "kgi_v2_lds(" .. name .. " + 2 * (" .. off .. "))" end
 -- Rows staged the same way (rms_group.c.tpl, XS): floats per row of dim,
 -- and the statement storing the split value v of the chunk at off.
 function P.stage_row(dim) return 2 * math.ceil(dim / P.W) * P.W end
 function P.stage_store(name, off, v) return "kgi_v2_stage(" .. name .. " + 2 * " .. off .. ", " .. v .. ");" end
-
-function P.zero() return "kgi_v2_set1(0.0f)" end
-function P.set1(s) return "kgi_v2_set1(" .. s .. ")" end
-function P.add(a, b) return "kgi_v2_add(" .. a .. ", " .. b .. ")" end
-function P.sub(a, b) return "kgi_v2_sub(" .. a .. ", " .. b .. ")" end
 -- element 2k is valid when 2k < n, element 2k+1 when 2k+1 < n
 function P.sub_masked(a, b, n)
   return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)
 end
-function P.mul(a, b) return "kgi_v2_mul(" .. a .. ", " .. b .. ")" end
-function P.fma(a, b, c) return "kgi_v2_fma(" .. a .. ", " .. b .. ", " .. c .. ")" end
-function P.hsum(v) return "kgi_v2_hsum(" .. v .. ")" end
-function P.wide_zero() return "kgi_w2_zero()" end
-function P.wide_lo(v) return "kgi_w2_lo(" .. v .. ")" end
-function P.wide_hi(v) return "kgi_w2_hi(" .. v .. ")" end
-function P.wide_add(a, b) return "kgi_w2_add(" .. a .. ", " .. b .. ")" end
-function P.wide_hsum(v) return "kgi_w2_hsum(" .. v .. ")" end
-function P.prelude(attr) return M.prelude(attr) end
 
--- The even/odd table of rounding "single": P with the ties-away stores.
-local PS = {}
-for key, f in pairs(P) do PS[key] = f end
-PS.store, PS.store_nt = storers("kgi_v2_pack_ta")
-
--- Why: the table a kernel of this dtype and rounding is generated with.
-function M.for_dtype(dtype, rounding)
-  if dtype == "bf16" then return rounding == "hf" and P or PS end
-  return M
-end
+-- Why: the table a kernel of this dtype and rounding is generated with
+-- ("single" stores round ties away, kgi_v2_pack_ta).
+M.for_dtype = pair.for_dtype(M, P, storers("kgi_v2_pack_ta"))
 
 -- Why: conversion helpers too long for one expression, emitted once per file.
 function M.prelude(attr)
-  return (([[
+  local text = ([[
 /* 16 bf16 -> 16 f32 by widening and shifting into the high half. */
 static inline __attribute__((unused)) ATTR __m512 kgi_avx512_bf16_to_ps(__m256i h)
 {
@@ -219,13 +192,7 @@ static inline __attribute__((unused)) ATTR __m512 kgi_avx512_round_bf16(__m512 v
   return _mm512_castsi512_ps(_mm512_slli_epi32(kgi_avx512_bf16_bits(v), 16));
 }
 
-/* 32 bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
- * 5 ... (bf16 kernels; see isa/avx512.lua). */
-typedef struct { __m512 e, o; } kgi_v2;
-/* Double lanes of half a kgi_v2 (LayerNorm's mean). */
-typedef struct { __m512d e, o; } kgi_w2;
-
-/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+TYPES_HERE/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split(__m512i u)
 {
   kgi_v2 r = { _mm512_castsi512_ps(_mm512_slli_epi32(u, 16)),
@@ -282,20 +249,6 @@ static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack(kgi_v2 v)
                                    _mm512_set1_epi32((int)0xffff0000u), 0xEC);
 }
 
-/* Why: stores 32 weights as even/odd f32 once per call (see P.stage), so
- * rows read them back with kgi_v2_lds instead of splitting them again. */
-static inline __attribute__((unused)) ATTR void kgi_v2_stage(float *dst, kgi_v2 v)
-{
-  _mm512_store_ps(dst, v.e);
-  _mm512_store_ps(dst + 16, v.o);
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_lds(const float *p)
-{
-  kgi_v2 r = { _mm512_load_ps(p), _mm512_load_ps(p + 16) };
-  return r;
-}
-
 /* even/odd f32 -> 32 packed bf16, rounding to nearest with ties away from
  * zero: half a bf16 step added to each lane's magnitude bits, then bytes 2-3
  * of each even lane shuffled into bytes 0-1 of the odd lane.  The NaN
@@ -310,24 +263,6 @@ static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack_ta(kgi_v2 v)
                                   _mm512_set4_epi32(0x0f0e0f0e, 0x0b0a0b0a, 0x07060706, 0x03020302));
 }
 
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_set1(float s)
-{
-  kgi_v2 r = { _mm512_set1_ps(s), _mm512_set1_ps(s) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_add(kgi_v2 a, kgi_v2 b)
-{
-  kgi_v2 r = { _mm512_add_ps(a.e, b.e), _mm512_add_ps(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_sub(kgi_v2 a, kgi_v2 b)
-{
-  kgi_v2 r = { _mm512_sub_ps(a.e, b.e), _mm512_sub_ps(a.o, b.o) };
-  return r;
-}
-
 /* a - b on the lanes of a tail; the others 0 (they are summed). */
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mmask16 mo, kgi_v2 a, kgi_v2 b)
 {
@@ -335,58 +270,9 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mm
   return r;
 }
 
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_mul(kgi_v2 a, kgi_v2 b)
-{
-  kgi_v2 r = { _mm512_mul_ps(a.e, b.e), _mm512_mul_ps(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_fma(kgi_v2 a, kgi_v2 b, kgi_v2 c)
-{
-  kgi_v2 r = { _mm512_fmadd_ps(a.e, b.e, c.e), _mm512_fmadd_ps(a.o, b.o, c.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR float kgi_v2_hsum(kgi_v2 v)
-{
-  return _mm512_reduce_add_ps(_mm512_add_ps(v.e, v.o));
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_round(kgi_v2 v)
-{
-  kgi_v2 r = { kgi_avx512_round_bf16(v.e), kgi_avx512_round_bf16(v.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_zero(void)
-{
-  kgi_w2 r = { _mm512_setzero_pd(), _mm512_setzero_pd() };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_lo(kgi_v2 v)
-{
-  kgi_w2 r = { _mm512_cvtps_pd(_mm512_castps512_ps256(v.e)), _mm512_cvtps_pd(_mm512_castps512_ps256(v.o)) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_hi(kgi_v2 v)
-{
-  kgi_w2 r = { _mm512_cvtps_pd(_mm512_extractf32x8_ps(v.e, 1)), _mm512_cvtps_pd(_mm512_extractf32x8_ps(v.o, 1)) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_w2 kgi_w2_add(kgi_w2 a, kgi_w2 b)
-{
-  kgi_w2 r = { _mm512_add_pd(a.e, b.e), _mm512_add_pd(a.o, b.o) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR double kgi_w2_hsum(kgi_w2 v)
-{
-  return _mm512_reduce_add_pd(_mm512_add_pd(v.e, v.o));
-}
-]]):gsub("ATTR", attr))
+]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_v2", "kgi_w2", "avx512") .. "\n" end)
+  text = text .. pair.c_ops(M, "kgi_v2", "kgi_w2", 16, "_mm512_store_ps", "_mm512_load_ps")
+  return (text:gsub("ATTR", attr))
 end
 
 return M

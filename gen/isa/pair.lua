@@ -1,0 +1,92 @@
+-- isa/pair.lua: what the even/odd bf16 tables of isa/avx512.lua and
+-- isa/avx2.lua share.  A pair holds 2 x B.W bf16 elements as two f32
+-- vectors of the ISA's base table B: e (the even elements) and o (the odd
+-- ones); every elementwise op is B's op on both halves.  The ISA keeps what
+-- differs: loads (split), stores (packers), masks, staging layout.
+local M = {}
+
+-- Why: the Lua side of the shared ops, calls of the C helpers that
+-- M.c_types / M.c_ops emit (prefix pfx, double-lane prefix wpfx); fills P
+-- in place and returns P's dtype check.
+function M.ops(P, B, pfx, wpfx)
+  P.vt, P.wide_vt = pfx, wpfx
+  local function need(dtype)
+    if dtype ~= "bf16" then error(B.name .. " even/odd table: bf16 only, got " .. tostring(dtype)) end
+  end
+  local function call(name, ...) return pfx .. "_" .. name .. "(" .. table.concat({ ... }, ", ") .. ")" end
+  function P.round(dtype, v) need(dtype) return call("round", v) end
+  function P.load_staged(name, off) return call("lds", name .. " + 2 * (" .. off .. ")") end
+  function P.zero() return call("set1", "0.0f") end
+  function P.set1(s) return call("set1", s) end
+  function P.add(a, b) return call("add", a, b) end
+  function P.sub(a, b) return call("sub", a, b) end
+  function P.mul(a, b) return call("mul", a, b) end
+  function P.fma(a, b, c) return call("fma", a, b, c) end
+  function P.hsum(v) return call("hsum", v) end
+  function P.wide_zero() return wpfx .. "_zero()" end
+  function P.wide_lo(v) return wpfx .. "_lo(" .. v .. ")" end
+  function P.wide_hi(v) return wpfx .. "_hi(" .. v .. ")" end
+  function P.wide_add(a, b) return wpfx .. "_add(" .. a .. ", " .. b .. ")" end
+  function P.wide_hsum(v) return wpfx .. "_hsum(" .. v .. ")" end
+  function P.prelude(attr) return B.prelude(attr) end
+  return need
+end
+
+-- Why: B.for_dtype: bf16 kernels take P ("hf": its stores round to nearest
+-- even) or its twin whose stores are `store_ta` ("single": ties away).
+function M.for_dtype(B, P, store_ta, store_nt_ta)
+  local PS = {}
+  for key, f in pairs(P) do PS[key] = f end
+  PS.store, PS.store_nt = store_ta, store_nt_ta
+  return function(dtype, rounding)
+    if dtype == "bf16" then return rounding == "hf" and P or PS end
+    return B
+  end
+end
+
+-- Why: the pair types, before the ISA's own helpers that use them.
+function M.c_types(B, pfx, wpfx, isa)
+  return string.format([[
+/* %d bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
+ * 5 ... (bf16 kernels; see isa/%s.lua). */
+typedef struct { %s e, o; } %s;
+/* Double lanes of half a %s (LayerNorm's mean). */
+typedef struct { %s e, o; } %s;
+]], 2 * B.W, isa, B.vt, pfx, pfx, B.wide_vt, wpfx)
+end
+
+-- Why: the C helpers behind M.ops, each B's primitive on both halves;
+-- staging stores and loads whole halves at `half` floats apart with the
+-- aligned intrinsics store_a / load_a (the stack arrays are aligned).
+function M.c_ops(B, pfx, wpfx, half, store_a, load_a)
+  local out = {}
+  local function fn(ret, name, args, body)
+    out[#out + 1] = string.format("static inline __attribute__((unused)) ATTR %s %s(%s)\n{\n%s\n}\n",
+      ret, name, args, body)
+  end
+  local function pair(t, e, o) return string.format("  %s r = { %s, %s };\n  return r;", t, e, o) end
+  local function both(t, f) return pair(t, f("e"), f("o")) end
+  out[#out + 1] = string.format("/* Why: stores %d weights as even/odd f32 once per call (the ISA's P.stage), so\n"
+    .. " * rows read them back with %s_lds instead of splitting them again. */", 2 * B.W, pfx)
+  fn("void", pfx .. "_stage", "float *dst, " .. pfx .. " v",
+    string.format("  %s(dst, v.e);\n  %s(dst + %d, v.o);", store_a, store_a, half))
+  fn(pfx, pfx .. "_lds", "const float *p", pair(pfx, load_a .. "(p)", string.format("%s(p + %d)", load_a, half)))
+  fn(pfx, pfx .. "_set1", "float s", pair(pfx, B.set1("s"), B.set1("s")))
+  for _, op in ipairs({ "add", "sub", "mul" }) do
+    fn(pfx, pfx .. "_" .. op, pfx .. " a, " .. pfx .. " b",
+      both(pfx, function(h) return B[op]("a." .. h, "b." .. h) end))
+  end
+  fn(pfx, pfx .. "_fma", pfx .. " a, " .. pfx .. " b, " .. pfx .. " c",
+    both(pfx, function(h) return B.fma("a." .. h, "b." .. h, "c." .. h) end))
+  fn("float", pfx .. "_hsum", pfx .. " v", "  return " .. B.hsum(B.add("v.e", "v.o")) .. ";")
+  fn(pfx, pfx .. "_round", pfx .. " v", both(pfx, function(h) return B.round("bf16", "v." .. h) end))
+  fn(wpfx, wpfx .. "_zero", "void", pair(wpfx, B.wide_zero(), B.wide_zero()))
+  fn(wpfx, wpfx .. "_lo", pfx .. " v", both(wpfx, function(h) return B.wide_lo("v." .. h) end))
+  fn(wpfx, wpfx .. "_hi", pfx .. " v", both(wpfx, function(h) return B.wide_hi("v." .. h) end))
+  fn(wpfx, wpfx .. "_add", wpfx .. " a, " .. wpfx .. " b",
+    both(wpfx, function(h) return B.wide_add("a." .. h, "b." .. h) end))
+  fn("double", wpfx .. "_hsum", wpfx .. " v", "  return " .. B.wide_hsum(B.wide_add("v.e", "v.o")) .. ";")
+  return table.concat(out, "\n")
+end
+
+return M
