@@ -80,7 +80,7 @@ end
 local GROUP = 4
 -- QK-norm calls up to this many bytes of heads take the grouped path.
 local CACHED_BYTES = 256 * 1024
--- Longest row whose weights are staged per call (V.stage): 8 KiB of stack.
+-- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 
 -- Why: the body (slow path + function) of one kernel for one ISA.

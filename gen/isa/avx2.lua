@@ -101,15 +101,15 @@ end
 P.store, P.store_nt = storers("kgi_a2_pack")
 
 -- Staged weights (pack.lua), as on AVX-512: block o (a multiple of 16)
--- holds the 8 even elements at 2o and the 8 odd ones at 2o + 8; the
+-- holds the 8 even elements at o and the 8 odd ones at o + 8; the
 -- scalar tail is not staged (its chunks load their weights themselves).
 -- No lines (nothing staged) for rows shorter than one vector.
 function P.stage(name, dim, value)
   local full = math.floor(dim / P.W) * P.W
   if full == 0 then return {} end
   return {
-    string.format("float %s[%d] __attribute__((aligned(32)));", name, 2 * full),
-    string.format("for (size_t i = 0; i < %d; i += %d) kgi_a2_stage(%s + 2 * i, %s);",
+    string.format("float %s[%d] __attribute__((aligned(32)));", name, full),
+    string.format("for (size_t i = 0; i < %d; i += %d) kgi_a2_stage(%s + i, %s);",
       full, P.W, name, value("i", P.W)),
   }
 end

@@ -133,13 +133,13 @@ P.store, P.store_nt = storers("kgi_v2_pack")
 -- Staged weights (pack.lua): a weight vector split to f32 once per call
 -- into a stack array, so rows load their weights instead of splitting them
 -- again per row.  Block o (a multiple of 32) holds the 16 even elements at
--- 2o and the 16 odd ones at 2o + 16; a tail block is zero-filled (masked
+-- o and the 16 odd ones at o + 16; a tail block is zero-filled (masked
 -- load).  `value(off, n)`: the C value of the n weights at offset off, as
 -- the rows would have loaded them (weight offset included).
 function P.stage(name, dim, value)
   local full = math.floor(dim / P.W) * P.W
-  local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, 2 * math.ceil(dim / P.W) * P.W) }
-  local function one(off, n) return string.format("kgi_v2_stage(%s + 2 * %s, %s);", name, off, value(off, n)) end
+  local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, P.stage_row(dim)) }
+  local function one(off, n) return string.format("kgi_v2_stage(%s + %s, %s);", name, off, value(off, n)) end
   if full > 0 then
     lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, P.W, one("i", P.W))
   end
@@ -148,8 +148,8 @@ function P.stage(name, dim, value)
 end
 -- Rows staged the same way (rms_group.c.tpl, XS): floats per row of dim,
 -- and the statement storing the split value v of the chunk at off.
-function P.stage_row(dim) return 2 * math.ceil(dim / P.W) * P.W end
-function P.stage_store(name, off, v) return "kgi_v2_stage(" .. name .. " + 2 * " .. off .. ", " .. v .. ");" end
+function P.stage_row(dim) return math.ceil(dim / P.W) * P.W end
+function P.stage_store(name, off, v) return "kgi_v2_stage(" .. name .. " + " .. off .. ", " .. v .. ");" end
 -- element 2k is valid when 2k < n, element 2k+1 when 2k+1 < n
 function P.sub_masked(a, b, n)
   return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)

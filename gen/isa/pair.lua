@@ -15,7 +15,7 @@ function M.ops(P, B, pfx, wpfx)
   end
   local function call(name, ...) return pfx .. "_" .. name .. "(" .. table.concat({ ... }, ", ") .. ")" end
   function P.round(dtype, v) need(dtype) return call("round", v) end
-  function P.load_staged(name, off) return call("lds", name .. " + 2 * (" .. off .. ")") end
+  function P.load_staged(name, off) return call("lds", name .. " + (" .. off .. ")") end
   function P.zero() return call("set1", "0.0f") end
   function P.set1(s) return call("set1", s) end
   function P.add(a, b) return call("add", a, b) end

@@ -169,7 +169,7 @@ return { name = "a2", isa = { "scalar", "avx2" }, kernels = {
     -- 1000 = 62 x 16 + 8: the last 8 elements go through the scalar table
     assert.is_truthy(rb:find("kg_bf16_to_f32(xr[999])", 1, true))
     -- weights staged once per call, full blocks only
-    assert.is_truthy(rb:find("float ws_w[1984] __attribute__((aligned(32)));", 1, true))
+    assert.is_truthy(rb:find("float ws_w[992] __attribute__((aligned(32)));", 1, true))
     -- LayerNorm's mean in double lanes of the pair; f16 keeps F16C
     assert.is_truthy(body(c, "a2_lb_avx2"):find("kgi_aw2_", 1, true))
     assert.is_falsy(body(c, "a2_rf_avx2"):find("kgi_a2", 1, true))
@@ -188,7 +188,7 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     local c = S.read(dir .. "/st/st_avx512.c")
     local rs, rh = body(c, "st_rs_avx512"), body(c, "st_rh_avx512")
     -- weights split once into a stack array (offset added there), loaded per row
-    local tail = "kgi_v2_stage(ws_w + 2 * 992, kgi_v2_add(kgi_v2_ldm((__mmask32)0x000000ff, w + 992)"
+    local tail = "kgi_v2_stage(ws_w + 992, kgi_v2_add(kgi_v2_ldm((__mmask32)0x000000ff, w + 992)"
     assert.is_truthy(rs:find(tail, 1, true))
     assert.is_truthy(rs:find("kgi_v2_lds(ws_w", 1, true))
     -- the only full-width load of w is the staging loop's
@@ -276,9 +276,9 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(b:find(": q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
     -- bf16 on AVX-512: the next group's split rows staged in f32 (two
     -- buffers) by the port-5 split, read back by the second pass
-    assert.is_truthy(b:find("float xs[2048] __attribute__((aligned(64)));", 1, true))
-    assert.is_truthy(b:find("kgi_v2_ld5(xn0 + 0)); kgi_v2_stage(scn + 0 + 2 * 0, v1);", 1, true))
-    assert.is_truthy(b:find("kgi_v2_lds(scc + 768 + 2 * (96))", 1, true))
+    assert.is_truthy(b:find("float xs[1024] __attribute__((aligned(64)));", 1, true))
+    assert.is_truthy(b:find("kgi_v2_ld5(xn0 + 0)); kgi_v2_stage(scn + 0 + 0, v1);", 1, true))
+    assert.is_truthy(b:find("kgi_v2_lds(scc + 384 + (96))", 1, true))
     assert.is_falsy(b:find("kgi_v2_ld(xr0", 1, true))
     -- f32 chains but has nothing to stage; AVX2 bf16 neither
     local f = grouped("ch_f_avx512")
