@@ -75,65 +75,64 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   const $(c.I.vt) kv$(i) = $(wload(c, "k_w"));
 @   end
 @ end
+@ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>
+@ local function first_sums(ind, G, ptr)
+@   local sn = {}
+@   for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
+$(ind)double $(table.concat(sn, ", "));
+$(ind){
+@   for g = 0, G - 1 do
+$(ind)  const $(CT) *xn$(g) = $(ptr(util.int(g)));
+@   end
+$(group_sums)
+$(ind)}
+@ end
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
 @ -- then one row at a time; n is a constant or a run-time count.
 @ -- chain (token-major, both head counts multiples of G): the loops of a
 @ -- call form one pipeline: a loop's last step sums the first group of the
 @ -- next loop (at chain.nxt, when chain.has_next) into the sums the frame
-@ -- declared once, so K's and the next token's first groups do not wait.
+@ -- declared once (all_rows), so K's and the next token's first groups do
+@ -- not wait; without it each loop sums its own first group.
 @ local function rows(ind, idx, n, ptr, key, pf, G, chain)
 @   local from = "0"
 @   if G > 1 and (type(n) ~= "number" or n >= G) then
-@     -- groups of G, one group ahead (rms_group.c.tpl): the first group's
-@     -- sums here, each step sums the next group while its own chains run
+@     -- groups of G, one group ahead (rms_group.c.tpl): each step sums the
+@     -- next group while its own chains run
 @     local ng = type(n) == "number" and util.int(n - n % G) or ("(" .. n .. ") / " .. G .. " * " .. G)
 @     from = ng
-@     if not chain then
-@     local sn = {}
-@     for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
+@     local inner = idx .. " + " .. G .. " < " .. ng
+@     local after = ptr("(" .. idx .. " + " .. G .. ")")
+@     local more, nx = inner, after
+@     if chain then
+@       more = chain.has_next == "1" and "1" or (inner .. " || " .. chain.has_next)
+@       nx = inner .. " ? " .. after .. " : " .. chain.nxt
+@     end
 @     if type(n) ~= "number" then
 $(ind)if ($(ng) > 0) {
 @     else
 $(ind){
 @     end
-$(ind)  double $(table.concat(sn, ", "));
-$(ind)  {
-@     for g = 0, G - 1 do
-$(ind)    const $(CT) *xn$(g) = $(ptr(util.int(g)));
-@     end
-$(group_sums)
-$(ind)  }
-@     end
-@     if chain then
-$(ind)for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
-$(ind)  const int more = $(idx) + $(G) < $(ng) || $(chain.has_next);
-$(ind)  const $(CT) *nx = $(idx) + $(G) < $(ng) ? $(ptr("(" .. idx .. " + " .. G .. ")")) : $(chain.nxt);
-@       if XS then
-$(ind)  scn = scc == xs ? xs + $(util.int(G * XS)) : xs;
-@       end
-@     else
+@     if not chain then first_sums(ind .. "  ", G, ptr) end
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
-$(ind)    const int more = $(idx) + $(G) < $(ng);
-$(ind)    const $(CT) *nx = $(ptr("(" .. idx .. " + " .. G .. ")"));
+$(ind)    const int more = $(more);
+$(ind)    const $(CT) *nx = $(nx);
+@     if XS then
+$(ind)    scn = scc == xs ? xs + $(util.int(G * XS)) : xs;
 @     end
-@     local rind = chain and ind .. "  " or ind .. "    "
 @     for g = 0, G - 1 do
-$(rind)$(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
+$(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
 @       if not XS then
-$(rind)const $(CT) *xr$(g) = yr$(g);
+$(ind)    const $(CT) *xr$(g) = yr$(g);
 @       end
-@       if pf then prefetch(rind, "yr" .. g) end
+@       if pf then prefetch(ind .. "    ", "yr" .. g) end
 @     end
 $(group_of(key))
-@     if chain then
-@       if XS then
-$(ind)  scc = scn;
-@       end
-$(ind)}
-@     else
+@     if XS then
+$(ind)    scc = scn;
+@     end
 $(ind)  }
 $(ind)}
-@     end
 @   end
 @   if G == 1 or type(n) ~= "number" or n % G ~= 0 then
 $(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
@@ -159,20 +158,12 @@ $(ind)}
 @     local plan = g == 1 and stream_plan() or nil
 @     local chain = g > 1 and chained
 @     if chain then
-@       local sn = {}
-@       for i = 0, g - 1 do sn[#sn + 1] = "sn" .. i end
   /* the first group's sums; every step sums the next group, across loops */
-  double $(table.concat(sn, ", "));
 @       if XS then
   float xs[$(util.int(2 * g * XS))] __attribute__((aligned(64)));
   float *scc = xs, *scn = xs;
 @       end
-  {
-@       for i = 0, g - 1 do
-    const $(CT) *xn$(i) = q + $(util.int(i)) * $(D);
-@       end
-$(group_sums)
-  }
+@       first_sums("  ", g, function(i) return "q + " .. i .. " * " .. D end)
 @     end
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
