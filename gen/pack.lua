@@ -156,6 +156,13 @@ local function kernel_body(dirs, spec, k, V)
   env.chained = env.G > 1 and k.layout == "token_major" and k.num_heads % env.G == 0
     and k.num_kv_heads % env.G == 0
   env.XS = (env.chained and V.stage_row) and V.stage_row(k.dim) or nil
+  -- groups of 4 whose rows are whole vectors (no scalar tail) finish their
+  -- sums and rs together where the table can (V.g4, rms_group.c.tpl)
+  env.V4 = env.G == 4 and V.g4 ~= nil
+  for _, c in ipairs(p.chunks or {}) do
+    if c.I ~= V then env.V4 = false end
+  end
+  if env.V4 then env.slow_test4 = V.g4.slow("ssv", k.eps < 2 ^ -100 and "0x1p-60" or nil) end
   if env.G > 1 then
     -- the next group's sums (no weights in them), then the step per weight set
     env.part = "sums"

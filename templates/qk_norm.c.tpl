@@ -77,9 +77,13 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
 @ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>
 @ local function first_sums(ind, G, ptr)
-@   local sn = {}
-@   for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
+@   if V4 then
+$(ind)$(V.g4.svt) snv;
+@   else
+@     local sn = {}
+@     for g = 0, G - 1 do sn[#sn + 1] = "sn" .. g end
 $(ind)double $(table.concat(sn, ", "));
+@   end
 $(ind){
 @   for g = 0, G - 1 do
 $(ind)  const $(CT) *xn$(g) = $(ptr(util.int(g)));

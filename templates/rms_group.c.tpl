@@ -16,7 +16,12 @@
 @   if p.hoist_w then return wv .. i end
 @   return wload(c, w)
 @ end
+@ -- V4 (groups of 4 on a table with V.g4): the rows' sums are finished
+@ -- together into the frame's vector snv, their rs computed in one vector.
 @ if part == "sums" then
+@   if V4 then
+        $(V.g4.pvt) hv0, hv1, hv2, hv3;
+@   end
 @   for g = 0, G - 1 do
         {
 @   local pre, ld = nil, row.loader(T, "xn" .. g)
@@ -26,18 +31,28 @@
 @       return "const " .. c.I.vt .. " " .. tag .. " = " .. v .. "; " .. V.stage_store("scn + " .. util.int(g * XS), c.off, tag), tag
 @     end
 @   end
-          $(indent(row.reduce(p, row.sum_sq("tn"), ld, pre), "          "))
+          $(indent(row.reduce(p, row.sum_sq("tn", V4 and ("hv" .. g) or nil), ld, pre), "          "))
+@   if not V4 then
           sn$(g) = tn;
+@   end
         }
+@   end
+@   if V4 then
+        snv = $(V.g4.sum4("hv0", "hv1", "hv2", "hv3"));
 @   end
 @ else
 @ local tests = {}
 @ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
-@ for g = 0, G - 1 do
+@ if V4 then
+      const $(V.g4.svt) ssv = snv;
+      const $(V.g4.rvt) rq = $(V.g4.rs4("ssv", D, EPS));
+@ else
+@   for g = 0, G - 1 do
       const double ss$(g) = sn$(g);
-@ end
-@ for g = 0, G - 1 do
+@   end
+@   for g = 0, G - 1 do
       const float rs$(g) = (float)(1.0 / sqrt(ss$(g) / $(D) + (double)$(EPS)));
+@   end
 @ end
       if (more) {
 @ for g = 0, G - 1 do
@@ -45,7 +60,7 @@
 @ end
 $(group_sums)
       }
-      if (KG_UNLIKELY($(table.concat(tests, " || ")))) {
+      if (KG_UNLIKELY($(V4 and slow_test4 or table.concat(tests, " || ")))) {
 @ local names = {}
 @ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
         $(CT) *const grp[$(G)] = { $(table.concat(names, ", ")) };
@@ -57,7 +72,7 @@ $(rowtext)
       } else {
 @ for g = 0, G - 1 do
 @   if p.has_vec then
-        const $(V.vt) vr$(g) = $(V.set1("rs" .. g));
+        const $(V.vt) vr$(g) = $(V4 and V.g4.get("rq", g) or V.set1("rs" .. g));
 @   end
 @   for i, c in ipairs(p.chunks) do
 @     local xv = XS and V.load_staged("scc + " .. util.int(g * XS), c.off) or c.I.load(T, "xr" .. g, c.off, c.n)

@@ -29,6 +29,14 @@ function M.ops(P, B, pfx, wpfx)
   function P.wide_add(a, b) return wpfx .. "_add(" .. a .. ", " .. b .. ")" end
   function P.wide_hsum(v) return wpfx .. "_hsum(" .. v .. ")" end
   function P.prelude(attr) return B.prelude(attr) end
+  if B.g4 then
+    -- groups of 4 (B.g4): a pair's partial is its halves added, and a
+    -- row's rs goes to both halves
+    P.g4 = {}
+    for key, f in pairs(B.g4) do P.g4[key] = f end
+    function P.g4.part(v) return call("part", v) end
+    function P.g4.get(r, g) return call("dup", B.g4.get(r, g)) end
+  end
   return need
 end
 
@@ -72,13 +80,15 @@ function M.c_ops(B, pfx, wpfx, half, store_a, load_a)
     string.format("  %s(dst, v.e);\n  %s(dst + %d, v.o);", store_a, store_a, half))
   fn(pfx, pfx .. "_lds", "const float *p", pair(pfx, load_a .. "(p)", string.format("%s(p + %d)", load_a, half)))
   fn(pfx, pfx .. "_set1", "float s", pair(pfx, B.set1("s"), B.set1("s")))
+  fn(pfx, pfx .. "_dup", B.vt .. " v", pair(pfx, "v", "v"))
+  fn(B.vt, pfx .. "_part", pfx .. " v", "  return " .. B.add("v.e", "v.o") .. ";")
   for _, op in ipairs({ "add", "sub", "mul" }) do
     fn(pfx, pfx .. "_" .. op, pfx .. " a, " .. pfx .. " b",
       both(pfx, function(h) return B[op]("a." .. h, "b." .. h) end))
   end
   fn(pfx, pfx .. "_fma", pfx .. " a, " .. pfx .. " b, " .. pfx .. " c",
     both(pfx, function(h) return B.fma("a." .. h, "b." .. h, "c." .. h) end))
-  fn("float", pfx .. "_hsum", pfx .. " v", "  return " .. B.hsum(B.add("v.e", "v.o")) .. ";")
+  fn("float", pfx .. "_hsum", pfx .. " v", "  return " .. B.hsum(pfx .. "_part(v)") .. ";")
   fn(pfx, pfx .. "_round", pfx .. " v", both(pfx, function(h) return B.round("bf16", "v." .. h) end))
   fn(wpfx, wpfx .. "_zero", "void", pair(wpfx, B.wide_zero(), B.wide_zero()))
   fn(wpfx, wpfx .. "_lo", pfx .. " v", both(wpfx, function(h) return B.wide_lo("v." .. h) end))

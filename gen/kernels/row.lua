@@ -84,9 +84,11 @@ function M.acc(I)
 end
 
 -- Why: the sum of squares of a row, as M.reduce's `sums` (RMSNorm rows,
--- grouped heads, the fused next-row sum).
-function M.sum_sq(var)
-  return { { var = var, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
+-- grouped heads, the fused next-row sum).  With `part` (a register-resident
+-- row of a group of 4, V.g4) the row's folded accumulators go to C variable
+-- `part` instead, unreduced, and no double `var` is declared.
+function M.sum_sq(var, part)
+  return { { var = var, part = part, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
 end
 
 -- Why: M.reduce's `load` for the row at C pointer `ptr` of storage type T.
@@ -191,15 +193,20 @@ function M.reduce(p, sums, load, pre, vals, also)
   local function flush(ind, tails)
     for _, sm in ipairs(sums) do
       local v = sm.var
-      local e
-      if sm.wide and V.wide_vt then
-        local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
-        e = V.wide_hsum(V.wide_add(V.wide_add(pair(1), pair(2)), V.wide_add(pair(3), pair(4))))
+      if sm.part then
+        assert(p.in_regs and not tails, "row.reduce: a partial sum needs a register-resident row without tail")
+        emit(ind .. sm.part .. " = " .. V.g4.part(fold(v, AV.acc_add)) .. ";")
       else
-        e = AV.acc_hsum(fold(v, AV.acc_add))
+        local e
+        if sm.wide and V.wide_vt then
+          local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
+          e = V.wide_hsum(V.wide_add(V.wide_add(pair(1), pair(2)), V.wide_add(pair(3), pair(4))))
+        else
+          e = AV.acc_hsum(fold(v, AV.acc_add))
+        end
+        if tails then e = e .. " + (double)" .. v .. "t" end
+        emit(ind .. v .. " += " .. e .. ";")
       end
-      if tails then e = e .. " + (double)" .. v .. "t" end
-      emit(ind .. v .. " += " .. e .. ";")
     end
   end
   local has_tail = false
@@ -207,7 +214,9 @@ function M.reduce(p, sums, load, pre, vals, also)
   for _, c in ipairs(rest) do
     if c.I ~= V then has_tail = true end
   end
-  for _, sm in ipairs(sums) do emit("double " .. sm.var .. " = 0.0;") end
+  for _, sm in ipairs(sums) do
+    if not sm.part then emit("double " .. sm.var .. " = 0.0;") end
+  end
   if p.in_regs then
     emit("{")
     decl("  ", has_tail)

@@ -229,8 +229,15 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     local cut = q:find("    return;\n", 1, true)
     local grouped = q:sub(1, cut)
     assert.is_truthy(grouped:find("h += 4", 1, true))
-    local rs3, more = grouped:find("const float rs3 =", 1, true), grouped:find("if (more) {", 1, true)
-    assert.is_truthy(rs3 and more and rs3 < more)
+    local rs4, more = grouped:find("const __m512 rq = kgi_avx512_rs4(ssv, 128, (double)1e-06f);", 1, true),
+      grouped:find("if (more) {", 1, true)
+    assert.is_truthy(rs4 and more and rs4 < more)
+    -- the four rows' sums finish together (one transposed reduction, one
+    -- vector of rs, one slow-path test); row g takes lane g
+    assert.is_truthy(grouped:find("snv = kgi_avx512_hsum4(hv0, hv1, hv2, hv3);", 1, true))
+    local slow = "if (KG_UNLIKELY(_mm256_cmp_pd_mask(ssv, _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)))"
+    assert.is_truthy(grouped:find(slow, 1, true))
+    assert.is_truthy(grouped:find("const __m512 vr3 = _mm512_permutexvar_ps(_mm512_set1_epi32(3), rq);", 1, true))
     assert.is_falsy(q:sub(cut):find("h += 4", 1, true))
     -- the last token prefetches its own lines, not past the data
     assert.is_truthy(q:find("const size_t pf = t + 1 < tokens ? 4096 : 0;", 1, true))
@@ -269,7 +276,7 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- 32 + 8 heads: the first group summed once per call; the last Q step
     -- sums K's first group, the last K step the next token's first Q group
     local b = grouped("ch_b_avx512")
-    local _, prologues = b:gsub("double sn0, sn1, sn2, sn3;", "")
+    local _, prologues = b:gsub("__m256d snv;", "")
     assert.equals(1, prologues)
     assert.is_truthy(b:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
     assert.is_truthy(b:find("const int more = h + 4 < 8 || t + 1 < tokens;", 1, true))
@@ -280,6 +287,9 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(b:find("kgi_v2_ld5(xn0 + 0)); kgi_v2_stage(scn + 0 + 0, v1);", 1, true))
     assert.is_truthy(b:find("kgi_v2_lds(scc + 384 + (96))", 1, true))
     assert.is_falsy(b:find("kgi_v2_ld(xr0", 1, true))
+    -- the pair table's partial sum adds its halves; rs goes to both
+    assert.is_truthy(b:find("hv3 = kgi_v2_part(tn1);", 1, true))
+    assert.is_truthy(b:find("const kgi_v2 vr0 = kgi_v2_dup(_mm512_permutexvar_ps(_mm512_set1_epi32(0), rq));", 1, true))
     -- f32 chains but has nothing to stage; AVX2 bf16 neither
     local f = grouped("ch_f_avx512")
     assert.is_truthy(f:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))

@@ -9,7 +9,7 @@
 --    = 1 (Gemma), eps 1e-5, the smallest eps the spec accepts (tiny rows,
 --    where x^2 underflows and eps no longer hides it) and a large eps;
 --  * qk_norm with head_dim 33 (odd), 64, 80, 128, 256, GQA ratios 1 and 4,
---    both layouts, f32 / bf16 / f16, "hf", weight_offset;
+--    both layouts, f32 / bf16 / f16, "hf", weight_offset, the smallest eps;
 --  * layernorm at dims 1, 5, 16, 17, 768, 1000, 4096 in every dtype, plus
 --    tails (7, 33, 129, 256) in f32.
 -- CPU backends only (the CUDA kernels are checked by their own suite); a
@@ -190,6 +190,13 @@ return {
     { op = "qk_norm", name = "qkn_f32wo_tm_d128_h4x1", head_dim = 128,
       num_heads = 4, num_kv_heads = 1, eps = 1e-6, layout = "token_major",
       dtype = "f32", weight_offset = 1 },
+    -- the smallest eps on grouped heads (the groups' vector slow-path test)
+    { op = "qk_norm", name = "qkn_f32epsmin_tm_d64_h8x4", head_dim = 64,
+      num_heads = 8, num_kv_heads = 4, layout = "token_major",
+      eps = 1.1754943508222875e-38, dtype = "f32" },
+    { op = "qk_norm", name = "qkn_bf16epsmin_tm_d128_h4x4", head_dim = 128,
+      num_heads = 4, num_kv_heads = 4, layout = "token_major",
+      eps = 1.1754943508222875e-38, dtype = "bf16" },
     -- layernorm
     { op = "layernorm", name = "ln_f32_d1", dim = 1, eps = 1e-5,
       dtype = "f32" },
