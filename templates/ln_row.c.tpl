@@ -18,7 +18,10 @@
 @   local vm = (c.I == V) and "vm" or "mf"
 @   local vr = (c.I == V) and "vr" or "rs"
 @   local v = c.I.fma(c.I.mul(c.I.sub(xv, vm), vr), gam(c, i), bet(c, i))
-@   if nt and c.I.store_nt and c.n == c.I.W then return c.I.store_nt(T, yr, c.off, v) end
+@   if nt and c.I.store_nt and c.n == c.I.W then
+@     local pf = row.next_row_prefetch(p, c, T, "xp")
+@     return (pf ~= "" and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, v)
+@   end
 @   return c.I.store(T, yr, c.off, c.n, v)
 @ end
 @ local function ld(c) return c.I.load(T, xr, c.off, c.n) end

@@ -154,7 +154,8 @@ $(ind)}
 @ -- Calls whose heads fit in the caches (decode, short prefill chunks) go
 @ -- G heads at a time, one group ahead (the reduce -> sqrt chains are what
 @ -- limits them); longer calls stream from memory and go head by head
-@ -- with prefetch, measured faster there (bench/RESULTS.md run 5).
+@ -- with prefetch, measured faster there (bench/RESULTS.md run 5), except
+@ -- heads of <= GROUP_ALL_BYTES (gen/pack.lua), grouped at every length.
 @ local per_token = (k.num_heads + k.num_kv_heads) * row_bytes
 @ local cached = math.max(1, math.floor(CACHED_BYTES / per_token))
 @ local function all_rows(g)
@@ -199,6 +200,10 @@ $(ind)}
   }
 @   end
 @ end
+@ if G > 1 and row_bytes <= GROUP_ALL_BYTES then
+  /* heads of <= $(util.int(GROUP_ALL_BYTES)) bytes: grouped at every call length */
+@   all_rows(G)
+@ else
 @ if G > 1 then
   if (tokens <= $(util.int(cached))) { /* <= $(util.int(math.floor(CACHED_BYTES / 1024))) KiB of heads: in the caches */
 @   all_rows(G)
@@ -206,4 +211,5 @@ $(ind)}
   }
 @ end
 @ all_rows(1)
+@ end
 }

@@ -257,6 +257,46 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
   end)
 
+  it("ask for the next row while a non-temporal row streams out; group <= 128-byte heads at any length", function()
+    S.write(dir .. "/nt.lua", [[
+return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
+  { op = "rmsnorm", name = "r16", dim = 16384, dtype = "bf16" },
+  { op = "layernorm", name = "ln", dim = 4096, dtype = "f16" },
+  { op = "qk_norm", name = "q64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+} }
+]])
+    gen(dir .. "/nt.lua", dir)
+    local c = S.read(dir .. "/nt/nt_avx512.c")
+    local r32 = body(c, "nt_r32_avx512")
+    local cut = r32:find("_mm_sfence();", 1, true)
+    local ntp = r32:sub(1, cut)
+    assert.is_truthy(ntp:find("const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);", 1, true))
+    -- one prefetch per 64-byte line of the next row, into L1 for a 16 KiB row
+    for _, off in ipairs({ 0, 64, 128, 192 }) do
+      assert.is_truthy(ntp:find("__builtin_prefetch(xp + i * 4 + " .. off .. ", 0, 3); _mm512_stream_ps(", 1, true))
+    end
+    -- the cached path has none
+    assert.is_falsy(r32:sub(cut):find("xp", 1, true))
+    -- a 32 KiB row goes to L2; 16-bit rows: one prefetch per line, not per vector
+    local r16 = body(c, "nt_r16_avx512")
+    assert.is_truthy(r16:find("__builtin_prefetch(xp + i * 2 + 64, 0, 2);", 1, true))
+    local ln = body(c, "nt_ln_avx512")
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + i * 2 + 64, 0, 3);", 1, true))
+    assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 + 32,", 1, true))
+    -- AVX2 (32-byte vectors): every other vector starts a line
+    local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
+    assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 3);", 1, true))
+    assert.is_falsy(a2:find("__builtin_prefetch(xp + i * 4 + 32,", 1, true))
+    -- 128-byte heads: grouped at every length (no token-count switch);
+    -- 256-byte heads switch to the streaming path beyond 256 KiB
+    local q64 = body(c, "nt_q64_avx512")
+    assert.is_falsy(q64:find("if (tokens <= ", 1, true))
+    assert.is_truthy(q64:find("h += 4", 1, true))
+    assert.is_truthy(body(c, "nt_q128_avx512"):find("if (tokens <= 25) {", 1, true))
+  end)
+
   it("chain a call's QK-norm groups into one pipeline and keep bf16 groups' split rows", function()
     S.write(dir .. "/ch.lua", [[
 return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
