@@ -82,9 +82,12 @@ local GROUP = 4
 local CACHED_BYTES = 256 * 1024
 -- Heads up to this many bytes take the grouped path at every call length:
 -- for them the per-head reduce -> sqrt chain, not memory, is the limit
--- even when streaming (bf16 head_dim 64 prefill, 2048 tokens, on a Zen 5
--- core: 23 -> 28 GB/s; on the Xeon of runs 1-9 the two paths were level).
-local GROUP_ALL_BYTES = 128
+-- even when streaming.  Measured on a Zen 5 core, 2048-token prefill,
+-- paired A/B (bench/RESULTS.md run 10): bf16 head_dim 64 23 -> 28 GB/s,
+-- head_dim 128 10-12 % faster, head_dim 256 22 % slower; f32 head_dim 64
+-- 5-8 % slower, 128 level.  16-bit heads carry twice the arithmetic per
+-- byte (split, pack), hence the larger limit.
+local GROUP_ALL_BYTES = { f32 = 128, bf16 = 256, f16 = 256 }
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 
@@ -101,7 +104,7 @@ local function kernel_body(dirs, spec, k, V)
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
-    CACHED_BYTES = CACHED_BYTES, GROUP_ALL_BYTES = GROUP_ALL_BYTES, row_bytes = k.dim * util.BYTES[k.dtype],
+    CACHED_BYTES = CACHED_BYTES, GROUP_ALL_BYTES = GROUP_ALL_BYTES[k.dtype], row_bytes = k.dim * util.BYTES[k.dtype],
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny

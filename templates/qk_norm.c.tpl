@@ -155,7 +155,7 @@ $(ind)}
 @ -- G heads at a time, one group ahead (the reduce -> sqrt chains are what
 @ -- limits them); longer calls stream from memory and go head by head
 @ -- with prefetch, measured faster there (bench/RESULTS.md run 5), except
-@ -- heads of <= GROUP_ALL_BYTES (gen/pack.lua), grouped at every length.
+@ -- heads of <= GROUP_ALL_BYTES (gen/pack.lua, per dtype), grouped at every length.
 @ local per_token = (k.num_heads + k.num_kv_heads) * row_bytes
 @ local cached = math.max(1, math.floor(CACHED_BYTES / per_token))
 @ local function all_rows(g)

@@ -257,7 +257,7 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
   end)
 
-  it("ask for the next row while a non-temporal row streams out; group <= 128-byte heads at any length", function()
+  it("ask for the next row while a non-temporal row streams out; group short 16-bit heads at any length", function()
     S.write(dir .. "/nt.lua", [[
 return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
@@ -265,6 +265,8 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "layernorm", name = "ln", dim = 4096, dtype = "f16" },
   { op = "qk_norm", name = "q64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "f64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
 } }
 ]])
     gen(dir .. "/nt.lua", dir)
@@ -289,12 +291,15 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
     assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 3);", 1, true))
     assert.is_falsy(a2:find("__builtin_prefetch(xp + i * 4 + 32,", 1, true))
-    -- 128-byte heads: grouped at every length (no token-count switch);
-    -- 256-byte heads switch to the streaming path beyond 256 KiB
-    local q64 = body(c, "nt_q64_avx512")
-    assert.is_falsy(q64:find("if (tokens <= ", 1, true))
-    assert.is_truthy(q64:find("h += 4", 1, true))
-    assert.is_truthy(body(c, "nt_q128_avx512"):find("if (tokens <= 25) {", 1, true))
+    -- 16-bit heads up to 256 bytes: grouped at every length (no
+    -- token-count switch); 512-byte ones, and 256-byte f32 heads, switch
+    -- to the streaming path beyond 256 KiB
+    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512" }) do
+      assert.is_falsy(body(c, n):find("if (tokens <= ", 1, true))
+      assert.is_truthy(body(c, n):find("h += 4", 1, true))
+    end
+    assert.is_truthy(body(c, "nt_q256_avx512"):find("if (tokens <= 12) {", 1, true))
+    assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
   it("chain a call's QK-norm groups into one pipeline and keep bf16 groups' split rows", function()
