@@ -19,8 +19,8 @@
 @   local vr = (c.I == V) and "vr" or "rs"
 @   local v = c.I.fma(c.I.mul(c.I.sub(xv, vm), vr), gam(c, i), bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
-@     local pf = row.next_row_prefetch(p, c, T, "xp")
-@     return (pf ~= "" and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, v)
+@     local pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     return (pf and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, v)
 @   end
 @   return c.I.store(T, yr, c.off, c.n, v)
 @ end
@@ -47,12 +47,17 @@
       const $(c.I.vt) x$(i) = $(ld(c));
 @   end
 @ end
-      $(indent(row.reduce(p, sum, ld, nil, vals), "      "))
+@ -- non-temporal rows ask for the next row through all three passes
+@ local function pf_pass(pass)
+@   if not nt then return nil end
+@   return function(c) return row.spread_prefetch(p, c, T, "xp", pass) end
+@ end
+      $(indent(row.reduce(p, sum, ld, nil, vals, pf_pass(1)), "      "))
       const float m1 = (float)(s / $(D));
 @ if p.has_vec and V.acc_vt ~= "double" then
       const $(V.vt) vm1 = $(V.set1("m1"));
 @ end
-      $(indent(row.reduce(p, dev, ld, centre, vals), "      "))
+      $(indent(row.reduce(p, dev, ld, centre, vals, pf_pass(2)), "      "))
       if (KG_UNLIKELY(!(sq <= (double)FLT_MAX))) {
         $(slow)(xr, yr, gamma, beta, $(mean_out), $(rstd_out));
         continue;

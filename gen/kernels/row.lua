@@ -128,6 +128,33 @@ function M.next_row_prefetch(p, c, T, xp)
   return table.concat(out, " ")
 end
 
+-- Why: LayerNorm's form of M.next_row_prefetch.  Its first two passes are
+-- long arithmetic on a row already in L1, during which nothing was asked
+-- of memory; spreading the next row over all three passes (a quarter each
+-- in passes 1 and 2, the second half in pass 3) keeps reads in flight
+-- throughout (LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x memcpy on
+-- a Zen 5 core, bench/RESULTS.md run 10).  One statement per loop step,
+-- on the step's first chunk; nil for every other chunk.
+function M.spread_prefetch(p, c, T, xp, pass)
+  if c.off ~= "i + 0" then return nil end
+  local size = util.BYTES[T]
+  local rb = p.dim * size
+  local hint = rb <= 16384 and "3" or "2"
+  local function pf(base, div, extra)
+    return "__builtin_prefetch(" .. xp .. " + " .. base .. "(i * " .. size .. ") / " .. div .. extra
+      .. ", 0, " .. hint .. ");"
+  end
+  if pass == 1 then return pf("", 4, "") end
+  if pass == 2 then return pf(util.int(math.floor(rb / 4)) .. " + ", 4, "") end
+  local out = {}
+  local per_step = tonumber(p.step) * size / 2
+  local half = util.int(math.floor(rb / 2)) .. " + "
+  for b = 0, math.max(1, math.ceil(per_step / 64)) - 1 do
+    out[#out + 1] = pf(half, 2, b > 0 and (" + " .. util.int(64 * b)) or "")
+  end
+  return table.concat(out, " ")
+end
+
 -- Why: x - m where masked-off tail lanes must stay 0 (they are summed).
 function M.sub(c, a, b)
   if c.n < c.I.W and c.I.sub_masked then return c.I.sub_masked(a, b, c.n) end
@@ -144,9 +171,10 @@ end
 --   load: function(c) -> expression of the chunk's f32 value
 --   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
 -- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
---   also: optional function(c, j) -> a C statement emitted after each
---         chunk's terms (rms_row.c.tpl's fused form: the previous row's
---         second pass, chunk by chunk, inside this row's first pass)
+--   also: optional function(c, j) -> a C statement (or nil) emitted after
+--         each chunk's terms (rms_row.c.tpl's fused form: the previous row's
+--         second pass, chunk by chunk, inside this row's first pass; the
+--         next row's prefetch in ln_row.c.tpl's non-temporal form)
 function M.reduce(p, sums, load, pre, vals, also)
   local V, S = p.V, p.S
   local AV, AS = M.acc(V), M.acc(S)
@@ -201,7 +229,8 @@ function M.reduce(p, sums, load, pre, vals, also)
           emit(ind .. a .. " = " .. sm.term(AS, a, v) .. ";")
         end
       end
-      if also then emit(ind .. also(c, j)) end
+      local extra = also and also(c, j)
+      if extra then emit(ind .. extra) end
     end
     return ntail > 0
   end

@@ -284,9 +284,13 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- a 32 KiB row goes to L2; 16-bit rows: one prefetch per line, not per vector
     local r16 = body(c, "nt_r16_avx512")
     assert.is_truthy(r16:find("__builtin_prefetch(xp + i * 2 + 64, 0, 2);", 1, true))
+    -- LayerNorm spreads the next row over its three passes: a quarter in
+    -- each of the two sums, the second half while writing
     local ln = body(c, "nt_ln_avx512")
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + i * 2 + 64, 0, 3);", 1, true))
-    assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 + 32,", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + (i * 2) / 4, 0, 3);", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 3);", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 3); _mm256_stream_si256(", 1, true))
+    assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 +", 1, true))
     -- AVX2 (32-byte vectors): every other vector starts a line
     local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
     assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 3);", 1, true))
