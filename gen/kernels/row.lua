@@ -134,8 +134,15 @@ end
 -- in passes 1 and 2, the second half in pass 3) keeps reads in flight
 -- throughout (LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x memcpy on
 -- a Zen 5 core, bench/RESULTS.md run 10).  One statement per loop step,
--- on the step's first chunk; nil for every other chunk.
+-- on the step's first chunk; nil for every other chunk.  A row shorter
+-- than one step has no loop: its whole next row is asked for in pass 3,
+-- chunk by chunk, as M.next_row_prefetch does.
 function M.spread_prefetch(p, c, T, xp, pass)
+  if p.loop_end == 0 then
+    if pass ~= 3 then return nil end
+    local pf = M.next_row_prefetch(p, c, T, xp)
+    return pf ~= "" and pf or nil
+  end
   if c.off ~= "i + 0" then return nil end
   local size = util.BYTES[T]
   local rb = p.dim * size

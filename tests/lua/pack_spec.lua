@@ -267,6 +267,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "f64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "layernorm", name = "l33", dim = 33, dtype = "bf16" },
 } }
 ]])
     gen(dir .. "/nt.lua", dir)
@@ -295,6 +296,11 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
     assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 3);", 1, true))
     assert.is_falsy(a2:find("__builtin_prefetch(xp + i * 4 + 32,", 1, true))
+    -- a LayerNorm row without a loop asks for its next row while writing
+    -- (AVX2 bf16: the full chunks of 33 cover bytes 0-63, one line)
+    local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
+    assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 3); _mm256_stream_si256(", 1, true))
+    assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
     -- 16-bit heads up to 256 bytes: grouped at every length (no
     -- token-count switch); 512-byte ones, and 256-byte f32 heads, switch
     -- to the streaming path beyond 256 KiB
