@@ -157,13 +157,12 @@ local function kernel_body(dirs, spec, k, V)
   -- for the scalar table.
   env.G = (op.group and p.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
   -- token-major heads whose counts are multiples of G: one pipeline of
-  -- groups per call (qk_norm.c.tpl, `chained`); there, tables that stage
-  -- rows in f32 (the bf16 even/odd table) keep the next group's split
-  -- values from its sums for its second pass instead of splitting them
-  -- again (XS floats per row; measured 3 % on bf16 decode, RESULTS run 7)
+  -- groups per call (qk_norm.c.tpl, `chained`).  The second pass loads
+  -- and splits its rows again: keeping the split f32 rows of the next
+  -- group in a stack buffer (3 % faster on an Intel Xeon, RESULTS run 7)
+  -- measured 2-12 % slower on bf16 decode on a Zen 5 core (run 11)
   env.chained = env.G > 1 and k.layout == "token_major" and k.num_heads % env.G == 0
     and k.num_kv_heads % env.G == 0
-  env.XS = (env.chained and V.stage_row) and V.stage_row(k.dim) or nil
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their
   -- sums and rs together where the table can (V.g4, rms_group.c.tpl)
   env.V4 = env.G == 4 and V.g4 ~= nil

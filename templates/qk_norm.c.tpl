@@ -121,20 +121,12 @@ $(ind){
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 $(ind)    const int more = $(more);
 $(ind)    const $(CT) *nx = $(nx);
-@     if XS then
-$(ind)    scn = scc == xs ? xs + $(util.int(G * XS)) : xs;
-@     end
 @     for g = 0, G - 1 do
 $(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
-@       if not XS then
 $(ind)    const $(CT) *xr$(g) = yr$(g);
-@       end
 @       if pf then prefetch(ind .. "    ", "yr" .. g) end
 @     end
 $(group_of(key))
-@     if XS then
-$(ind)    scc = scn;
-@     end
 $(ind)  }
 $(ind)}
 @   end
@@ -164,10 +156,6 @@ $(ind)}
 @     local chain = g > 1 and chained
 @     if chain then
   /* the first group's sums; every step sums the next group, across loops */
-@       if XS then
-  float xs[$(util.int(2 * g * XS))] __attribute__((aligned(64)));
-  float *scc = xs, *scn = xs;
-@       end
 @       first_sums("  ", g, function(i) return "q + " .. i .. " * " .. D end)
 @     end
   /* token by token: its Q heads, then its K heads, one forward stream */

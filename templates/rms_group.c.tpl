@@ -24,14 +24,7 @@
 @   end
 @   for g = 0, G - 1 do
         {
-@   local pre, ld = nil, row.loader(T, "xn" .. g)
-@   if XS then
-@     ld = function(c) return V.load_p5(T, "xn" .. g, c.off, c.n) end
-@     pre = function(c, v, tag)
-@       return "const " .. c.I.vt .. " " .. tag .. " = " .. v .. "; " .. V.stage_store("scn + " .. util.int(g * XS), c.off, tag), tag
-@     end
-@   end
-          $(indent(row.reduce(p, row.sum_sq("tn", V4 and ("hv" .. g) or nil), ld, pre), "          "))
+          $(indent(row.reduce(p, row.sum_sq("tn", V4 and ("hv" .. g) or nil), row.loader(T, "xn" .. g)), "          "))
 @   if not V4 then
           sn$(g) = tn;
 @   end
@@ -75,8 +68,7 @@ $(rowtext)
         const $(V.vt) vr$(g) = $(V4 and V.g4.get("rq", g) or V.set1("rs" .. g));
 @   end
 @   for i, c in ipairs(p.chunks) do
-@     local xv = XS and V.load_staged("scc + " .. util.int(g * XS), c.off) or c.I.load(T, "xr" .. g, c.off, c.n)
-@     local h = c.I.mul(xv, c.I == V and ("vr" .. g) or ("rs" .. g))
+@     local h = c.I.mul(c.I.load(T, "xr" .. g, c.off, c.n), c.I == V and ("vr" .. g) or ("rs" .. g))
 @     if k.rounding == "hf" then h = c.I.round(T, h) end
         $(c.I.store(T, "yr" .. g, c.off, c.n, c.I.mul(h, wt(c, i))))
 @   end

@@ -125,11 +125,6 @@ local function loader(full, masked)
   end
 end
 P.load = loader("kgi_v2_ld", "kgi_v2_ldm")
--- The same values split with a byte shuffle (port 5) instead of a shift
--- (port 0): for rows whose split feeds only sums and the f32 staging
--- (rms_group.c.tpl, XS), whose second pass then has no shift, but a port
--- 5 shuffle in its stores (measured 3 % on bf16 decode, RESULTS run 7).
-P.load_p5 = loader("kgi_v2_ld5", "kgi_v2_ldm5")
 
 -- Why: stores through one of two packers.  kgi_v2_pack rounds to nearest
 -- even ("hf", whose parity with PyTorch needs it); kgi_v2_pack_ta, for
@@ -160,7 +155,7 @@ P.store, P.store_nt = storers("kgi_v2_pack")
 -- the rows would have loaded them (weight offset included).
 function P.stage(name, dim, value)
   local full = math.floor(dim / P.W) * P.W
-  local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, P.stage_row(dim)) }
+  local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, math.ceil(dim / P.W) * P.W) }
   local function one(off, n) return string.format("kgi_v2_stage(%s + %s, %s);", name, off, value(off, n)) end
   if full > 0 then
     lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, P.W, one("i", P.W))
@@ -168,10 +163,6 @@ function P.stage(name, dim, value)
   if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
   return lines
 end
--- Rows staged the same way (rms_group.c.tpl, XS): floats per row of dim,
--- and the statement storing the split value v of the chunk at off.
-function P.stage_row(dim) return math.ceil(dim / P.W) * P.W end
-function P.stage_store(name, off, v) return "kgi_v2_stage(" .. name .. " + " .. off .. ", " .. v .. ");" end
 -- element 2k is valid when 2k < n, element 2k+1 when 2k+1 < n
 function P.sub_masked(a, b, n)
   return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)
@@ -264,27 +255,6 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld(const kg_bf16 *p)
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm(__mmask32 m, const kg_bf16 *p)
 {
   return kgi_v2_split(_mm512_maskz_loadu_epi16(m, p));
-}
-
-/* kgi_v2_split with the even half moved by a byte shuffle (port 5) rather
- * than a shift (port 0); the same values. */
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split5(__m512i u)
-{
-  /* per dword: bytes 0-1 zero, bytes 2-3 from the dword's own bytes 0-1 */
-  const __m512i lo_up = _mm512_set4_epi32(0x0d0c8080, 0x09088080, 0x05048080, 0x01008080);
-  kgi_v2 r = { _mm512_castsi512_ps(_mm512_shuffle_epi8(u, lo_up)),
-               _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u))) };
-  return r;
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld5(const kg_bf16 *p)
-{
-  return kgi_v2_split5(_mm512_loadu_si512((const void *)p));
-}
-
-static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm5(__mmask32 m, const kg_bf16 *p)
-{
-  return kgi_v2_split5(_mm512_maskz_loadu_epi16(m, p));
 }
 
 /* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the

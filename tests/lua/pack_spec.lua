@@ -336,12 +336,11 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(b:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
     assert.is_truthy(b:find("const int more = h + 4 < 8 || t + 1 < tokens;", 1, true))
     assert.is_truthy(b:find(": q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
-    -- bf16 on AVX-512: the next group's split rows staged in f32 (two
-    -- buffers) by the port-5 split, read back by the second pass
-    assert.is_truthy(b:find("float xs[1024] __attribute__((aligned(64)));", 1, true))
-    assert.is_truthy(b:find("kgi_v2_ld5(xn0 + 0)); kgi_v2_stage(scn + 0 + 0, v1);", 1, true))
-    assert.is_truthy(b:find("kgi_v2_lds(scc + 384 + (96))", 1, true))
-    assert.is_falsy(b:find("kgi_v2_ld(xr0", 1, true))
+    -- bf16 on AVX-512: the second pass loads and splits its rows again
+    -- (no staging buffer: slower on a Zen 5 core, RESULTS run 11)
+    assert.is_truthy(b:find("kgi_v2_ld(xn0 + 0)", 1, true))
+    assert.is_truthy(b:find("kgi_v2_mul(kgi_v2_ld(xr3 + 96), vr3)", 1, true))
+    assert.is_falsy(b:find("xs[", 1, true))
     -- the pair table's partial sum adds its halves; rs goes to both
     assert.is_truthy(b:find("hv3 = kgi_v2_part(tn1);", 1, true))
     assert.is_truthy(b:find("const kgi_v2 vr0 = kgi_v2_dup(_mm512_permutexvar_ps(_mm512_set1_epi32(0), rq));", 1, true))
