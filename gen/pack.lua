@@ -86,8 +86,11 @@ local CACHED_BYTES = 256 * 1024
 -- paired A/B (bench/RESULTS.md run 10): bf16 head_dim 64 23 -> 28 GB/s,
 -- head_dim 128 10-12 % faster, head_dim 256 22 % slower; f32 head_dim 64
 -- 5-8 % slower, 128 level.  16-bit heads carry twice the arithmetic per
--- byte (split, pack), hence the larger limit.
-local GROUP_ALL_BYTES = { f32 = 128, bf16 = 256, f16 = 256 }
+-- byte (split, pack), hence the larger limit.  Once grouped heads asked
+-- for the next token's head (qk_norm.c.tpl, run 11), 16-bit head_dim 256
+-- measured level (bf16) and 33 % faster (f16) grouped: 16-bit heads up to
+-- 512 bytes, all that groups take, are grouped at every length.
+local GROUP_ALL_BYTES = { f32 = 128, bf16 = 512, f16 = 512 }
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 

@@ -1,13 +1,17 @@
 $(slow_fn)
-@ local function prefetch(ind, ptr)
-@   -- token-major rows stream through memory: ask for the data 4 KiB ahead
-@   -- (the hardware prefetcher alone stalls at each head's short row); on
-@   -- the last token (all of decode) pf is 0: the row's own lines, which
-@   -- are wanted now, instead of lines past the data.  Read intent even
-@   -- though the rows are written: a build with prfchw (-march=native)
-@   -- would emit prefetchw, measured 10 % slower on prefill
+@ local function prefetch(ind, ptr, pf)
+@   -- token-major rows stream through memory: ask for the same head of the
+@   -- next token, pf = one token stride ahead (pfq for Q heads, pfk for K;
+@   -- the hardware prefetcher alone stalls at each head's short row).
+@   -- A fixed 4 KiB ahead was a third of a bf16 head_dim 128 token of
+@   -- Qwen3-8B's fused QKV: one token ahead measured 25-42 % faster on
+@   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11).  On the
+@   -- last token (all of decode) pf is 0: the row's own lines, which are
+@   -- wanted now, instead of lines past the data.  Read intent even though
+@   -- the rows are written: a build with prfchw (-march=native) would emit
+@   -- prefetchw, measured 10 % slower on prefill
 @   for off = 0, row_bytes - 1, 64 do
-$(ind)__builtin_prefetch((const char *)$(ptr) + pf + $(util.int(off)), 0, 3);
+$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, 3);
 @   end
 @ end
 @ -- Streaming path: the head 4 KiB ahead in the q|k stream (heads of this
@@ -124,7 +128,7 @@ $(ind)    const $(CT) *nx = $(nx);
 @     for g = 0, G - 1 do
 $(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
 $(ind)    const $(CT) *xr$(g) = yr$(g);
-@       if pf then prefetch(ind .. "    ", "yr" .. g) end
+@       if pf then prefetch(ind .. "    ", "yr" .. g, pf) end
 @     end
 $(group_of(key))
 $(ind)  }
@@ -137,7 +141,7 @@ $(ind)  const $(CT) *xr = yr;
 @     if type(pf) == "table" then
 @       stream_prefetch(ind .. "  ", pf, idx)
 @     elseif pf then
-@       prefetch(ind .. "  ", "yr")
+@       prefetch(ind .. "  ", "yr", pf)
 @     end
 $(row_of(key))
 $(ind)}
@@ -168,15 +172,16 @@ $(ind)}
     const $(CT) *kn = k + (t + 1 < tokens ? t + 1 : t) * k_stride;
 @       end
 @     else
-    const size_t pf = t + 1 < tokens ? 4096 : 0;
+    const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;
+    const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;
 @     end
 @     local cq, ck
 @     if chain then
 @       cq = { nxt = "k + t * k_stride", has_next = "1" }
 @       ck = { nxt = "q + (t + 1 < tokens ? t + 1 : t) * q_stride", has_next = "t + 1 < tokens" }
 @     end
-@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or true, g, cq)
-@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or true, g, ck)
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or "pfq", g, cq)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or "pfk", g, ck)
   }
 @   else
   /* head by head: each head's rows are contiguous */

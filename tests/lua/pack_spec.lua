@@ -239,8 +239,13 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(grouped:find(slow, 1, true))
     assert.is_truthy(grouped:find("const __m512 vr3 = _mm512_permutexvar_ps(_mm512_set1_epi32(3), rq);", 1, true))
     assert.is_falsy(q:sub(cut):find("h += 4", 1, true))
-    -- the last token prefetches its own lines, not past the data
-    assert.is_truthy(q:find("const size_t pf = t + 1 < tokens ? 4096 : 0;", 1, true))
+    -- grouped heads ask for the same head of the next token (Q and K by
+    -- their own strides); the last token prefetches its own lines, not
+    -- past the data
+    assert.is_truthy(q:find("const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;", 1, true))
+    assert.is_truthy(q:find("const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;", 1, true))
+    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 3);", 1, true))
+    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 3);", 1, true))
     -- streaming f32 heads prefetch 4 KiB ahead in the q|k stream: the last
     -- 8 Q heads ask for the K heads, the K heads for the next token's Q
     local stream = q:sub(cut)
@@ -301,18 +306,17 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
     assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 3); _mm256_stream_si256(", 1, true))
     assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
-    -- 16-bit heads up to 256 bytes: grouped at every length (no
-    -- token-count switch); 512-byte ones, and 256-byte f32 heads, switch
-    -- to the streaming path beyond 256 KiB
-    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512" }) do
+    -- 16-bit heads up to 512 bytes: grouped at every length (no
+    -- token-count switch); 256-byte f32 heads switch to the streaming path
+    -- beyond 256 KiB
+    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512", "nt_q256_avx512" }) do
       assert.is_falsy(body(c, n):find("if (tokens <= ", 1, true))
       assert.is_truthy(body(c, n):find("h += 4", 1, true))
     end
-    assert.is_truthy(body(c, "nt_q256_avx512"):find("if (tokens <= 12) {", 1, true))
     assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
-  it("chain a call's QK-norm groups into one pipeline and keep bf16 groups' split rows", function()
+  it("chain a call's QK-norm groups into one pipeline", function()
     S.write(dir .. "/ch.lua", [[
 return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "b", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
