@@ -78,19 +78,6 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
--- QK-norm calls up to this many bytes of heads take the grouped path.
-local CACHED_BYTES = 256 * 1024
--- Heads up to this many bytes take the grouped path at every call length:
--- for them the per-head reduce -> sqrt chain, not memory, is the limit
--- even when streaming.  Measured on a Zen 5 core, 2048-token prefill,
--- paired A/B (bench/RESULTS.md run 10): bf16 head_dim 64 23 -> 28 GB/s,
--- head_dim 128 10-12 % faster, head_dim 256 22 % slower; f32 head_dim 64
--- 5-8 % slower, 128 level.  16-bit heads carry twice the arithmetic per
--- byte (split, pack), hence the larger limit.  Once grouped heads asked
--- for the next token's head (qk_norm.c.tpl, run 11), 16-bit head_dim 256
--- measured level (bf16) and 33 % faster (f16) grouped: 16-bit heads up to
--- 512 bytes, all that groups take, are grouped at every length.
-local GROUP_ALL_BYTES = { f32 = 128, bf16 = 512, f16 = 512 }
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 
@@ -107,7 +94,7 @@ local function kernel_body(dirs, spec, k, V)
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
-    CACHED_BYTES = CACHED_BYTES, GROUP_ALL_BYTES = GROUP_ALL_BYTES[k.dtype], row_bytes = k.dim * util.BYTES[k.dtype],
+    row_bytes = k.dim * util.BYTES[k.dtype],
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny

@@ -147,13 +147,14 @@ $(row_of(key))
 $(ind)}
 @   end
 @ end
-@ -- Calls whose heads fit in the caches (decode, short prefill chunks) go
-@ -- G heads at a time, one group ahead (the reduce -> sqrt chains are what
-@ -- limits them); longer calls stream from memory and go head by head
-@ -- with prefetch, measured faster there (bench/RESULTS.md run 5), except
-@ -- heads of <= GROUP_ALL_BYTES (gen/pack.lua, per dtype), grouped at every length.
-@ local per_token = (k.num_heads + k.num_kv_heads) * row_bytes
-@ local cached = math.max(1, math.floor(CACHED_BYTES / per_token))
+@ -- Heads of up to 512 bytes (G > 1, gen/pack.lua) go G at a time, one
+@ -- group ahead, at every call length: the reduce -> sqrt chains, not
+@ -- memory, limit them even in a 2048-token prefill, once each head asks
+@ -- for its next token's head.  Until run 11 (bench/RESULTS.md) calls over
+@ -- 256 KiB of heads went head by head for most of them; with the
+@ -- next-token prefetch, grouped measured 7-10 % (f32 head_dim 64, 128)
+@ -- to 40 % (16-bit) faster in 2048-token prefill on a Zen 5 core.
+@ -- Wider heads go head by head, streaming with prefetch.
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
 @     local plan = g == 1 and stream_plan() or nil
@@ -193,16 +194,5 @@ $(ind)}
   }
 @   end
 @ end
-@ if G > 1 and row_bytes <= GROUP_ALL_BYTES then
-  /* heads of <= $(util.int(GROUP_ALL_BYTES)) bytes: grouped at every call length */
-@   all_rows(G)
-@ else
-@ if G > 1 then
-  if (tokens <= $(util.int(cached))) { /* <= $(util.int(math.floor(CACHED_BYTES / 1024))) KiB of heads: in the caches */
-@   all_rows(G)
-    return;
-  }
-@ end
-@ all_rows(1)
-@ end
+@ all_rows(G)
 }
