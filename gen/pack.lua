@@ -133,6 +133,9 @@ local function kernel_body(dirs, spec, k, V)
     end
   end
   env.nt = false
+  -- whether the non-temporal row asks for the next row through `xp`
+  -- (declared only then: -Werror=unused-variable)
+  env.nt_xp = env.row_body_nt ~= nil and env.row_body_nt:find("%f[%w_]xp%f[^%w_]") ~= nil
   -- out-of-place ops with wide rows: row r's second pass fused with row
   -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
   if op.fuse_rows and not p.in_regs and V.name ~= "scalar" then

@@ -96,7 +96,9 @@ $(group_sums)
 $(ind)}
 @ end
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
-@ -- then one row at a time; n is a constant or a run-time count.
+@ -- then one row at a time; n is a constant or a run-time count.  pf: what
+@ -- each row prefetches: the name of a C byte offset (pfq / pfk, one token
+@ -- ahead), a stream_plan list (single rows only), or false (none).
 @ -- chain (token-major, both head counts multiples of G): the loops of a
 @ -- call form one pipeline: a loop's last step sums the first group of the
 @ -- next loop (at chain.nxt, when chain.has_next) into the sums the frame

@@ -20,7 +20,7 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
     for (size_t r = 0; r < rows; r++) {
       const $(CT) *xr = x + r * x_stride;
       $(CT) *yr = y + r * y_stride;
-@   if row_body_nt:find("%f[%w_]xp%f[^%w_]") then
+@   if nt_xp then
       /* the next row (this one on the last), asked for while this one streams out */
       const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);
 @   end
