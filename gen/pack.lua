@@ -78,6 +78,9 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
+-- f32 QK-norm calls over this many bytes of heads stream head by head
+-- (qk_norm.c.tpl); 16-bit ones stay grouped at every length.
+local STREAM_F32_BYTES = 256 * 1024
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 
@@ -94,7 +97,7 @@ local function kernel_body(dirs, spec, k, V)
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = s, slow = s .. "_slow", attr = attr, indent = indent,
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
-    row_bytes = k.dim * util.BYTES[k.dtype],
+    row_bytes = k.dim * util.BYTES[k.dtype], STREAM_F32_BYTES = STREAM_F32_BYTES,
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny

@@ -5,62 +5,16 @@ $(slow_fn)
 @   -- the hardware prefetcher alone stalls at each head's short row).
 @   -- A fixed 4 KiB ahead was a third of a bf16 head_dim 128 token of
 @   -- Qwen3-8B's fused QKV: one token ahead measured 25-42 % faster on
-@   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11).  On the
-@   -- last token (all of decode) pf is 0: the row's own lines, which are
-@   -- wanted now, instead of lines past the data.  Read intent even though
-@   -- the rows are written: a build with prfchw (-march=native) would emit
+@   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11).  Into L2,
+@   -- not L1 (hint 2): a token ahead is 10-40 KiB of q|k lines, which
+@   -- with this token's heads overflows a 32 KiB L1; on a Zen 4 core hint
+@   -- 3 made every prefill 1.3-1.9x slower (run 12).  On the last token
+@   -- (all of decode) pf is 0: the row's own lines, which are wanted now,
+@   -- instead of lines past the data.  Read intent even though the rows
+@   -- are written: a build with prfchw (-march=native) would emit
 @   -- prefetchw, measured 10 % slower on prefill
 @   for off = 0, row_bytes - 1, 64 do
-$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, 3);
-@   end
-@ end
-@ -- Streaming path: the head 4 KiB ahead in the q|k stream (heads of this
-@ -- token, then of the next), not 4 KiB ahead in memory, which would be V
-@ -- for the last heads and leave the next token's first heads unasked.
-@ -- Per loop (Q or K heads) a list of index ranges, each with the base of
-@ -- its target rows and the distance c from the loop index to the target
-@ -- row; qn / kn are the next token's q and k (this token's on the last).
-@ -- nil where 4 KiB is beyond a whole token of heads, and for 16-bit
-@ -- heads, which measured slower with it (bf16 prefill 1.24 -> 1.31; f32
-@ -- 1.15 -> 1.08, bench/RESULTS.md run 5).
-@ local function stream_plan()
-@   local H, KH = k.num_heads, k.num_kv_heads
-@   local NS, P = H + KH, math.floor(4096 / row_bytes)
-@   if T ~= "f32" or P < 1 or P >= NS then return nil end
-@   local plan = { uses = {} }
-@   local function ranges(s0, cnt)
-@     local list = {}
-@     for i = 0, cnt - 1 do
-@       local s2 = s0 + i + P
-@       local nxt = s2 >= NS
-@       local i2 = nxt and s2 - NS or s2
-@       local isq = i2 < H
-@       local base = nxt and (isq and "qn" or "kn") or (isq and "q + t * q_stride" or "k + t * k_stride")
-@       if nxt then plan.uses[isq and "qn" or "kn"] = true end
-@       local c = i2 - (isq and 0 or H) - i
-@       local last = list[#list]
-@       if last and last.base == base and last.c == c then
-@         last.hi = i + 1
-@       else
-@         list[#list + 1] = { hi = i + 1, base = base, c = c }
-@       end
-@     end
-@     return list
-@   end
-@   plan.q, plan.k = ranges(0, H), ranges(H, KH)
-@   return plan
-@ end
-@ local function stream_prefetch(ind, list, idx)
-@   local e
-@   for j = #list, 1, -1 do
-@     local r = list[j]
-@     local row = r.c == 0 and idx or ("(" .. idx .. (r.c > 0 and " + " or " - ") .. util.int(math.abs(r.c)) .. ")")
-@     local term = "(" .. r.base .. ") + " .. row .. " * " .. D
-@     e = e and (idx .. " < " .. util.int(r.hi) .. " ? " .. term .. " : " .. e) or term
-@   end
-$(ind)const char *pfp = (const char *)($(e));
-@   for off = 0, row_bytes - 1, 64 do
-$(ind)__builtin_prefetch(pfp + $(util.int(off)), 0, 3);
+$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, 2);
 @   end
 @ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
@@ -98,7 +52,7 @@ $(ind)}
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
 @ -- then one row at a time; n is a constant or a run-time count.  pf: what
 @ -- each row prefetches: the name of a C byte offset (pfq / pfk, one token
-@ -- ahead), a stream_plan list (single rows only), or false (none).
+@ -- ahead) or false (none).
 @ -- chain (token-major, both head counts multiples of G): the loops of a
 @ -- call form one pipeline: a loop's last step sums the first group of the
 @ -- next loop (at chain.nxt, when chain.has_next) into the sums the frame
@@ -140,26 +94,26 @@ $(ind)}
 $(ind)for (size_t $(idx) = $(from); $(idx) < $(type(n) == "number" and util.int(n) or n); $(idx)++) {
 $(ind)  $(CT) *yr = $(ptr(idx));
 $(ind)  const $(CT) *xr = yr;
-@     if type(pf) == "table" then
-@       stream_prefetch(ind .. "  ", pf, idx)
-@     elseif pf then
-@       prefetch(ind .. "  ", "yr", pf)
-@     end
+@     if pf then prefetch(ind .. "  ", "yr", pf) end
 $(row_of(key))
 $(ind)}
 @   end
 @ end
 @ -- Heads of up to 512 bytes (G > 1, gen/pack.lua) go G at a time, one
-@ -- group ahead, at every call length: the reduce -> sqrt chains, not
-@ -- memory, limit them even in a 2048-token prefill, once each head asks
-@ -- for its next token's head.  Until run 11 (bench/RESULTS.md) calls over
-@ -- 256 KiB of heads went head by head for most of them; with the
-@ -- next-token prefetch, grouped measured 7-10 % (f32 head_dim 64, 128)
-@ -- to 40 % (16-bit) faster in 2048-token prefill on a Zen 5 core.
-@ -- Wider heads go head by head, streaming with prefetch.
+@ -- group ahead: the reduce -> sqrt chains, not memory, limit them.
+@ -- 16-bit heads do so at every call length (with the next-token
+@ -- prefetch, grouped measured 40 % faster than streaming in 2048-token
+@ -- prefill on a Zen 5 core, run 11, and 35-45 % on a Zen 4 core, run
+@ -- 12).  f32 heads carry half the arithmetic per byte: calls over
+@ -- STREAM_F32_BYTES of heads (gen/pack.lua) stream them head by head,
+@ -- which on the Zen 4 core measured 20-28 % faster in 2048-token prefill
+@ -- (head_dim 64, 128) and 40-75 % slower in decode.
+@ -- Wider heads go head by head, streaming with the same prefetch (until
+@ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
+@ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
+@ -- in-place pass for f32 head_dim 256 on a Zen 4 core).
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
-@     local plan = g == 1 and stream_plan() or nil
 @     local chain = g > 1 and chained
 @     if chain then
   /* the first group's sums; every step sums the next group, across loops */
@@ -167,24 +121,15 @@ $(ind)}
 @     end
   /* token by token: its Q heads, then its K heads, one forward stream */
   for (size_t t = 0; t < tokens; t++) {
-@     if plan then
-@       if plan.uses.qn then
-    const $(CT) *qn = q + (t + 1 < tokens ? t + 1 : t) * q_stride;
-@       end
-@       if plan.uses.kn then
-    const $(CT) *kn = k + (t + 1 < tokens ? t + 1 : t) * k_stride;
-@       end
-@     else
     const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;
     const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;
-@     end
 @     local cq, ck
 @     if chain then
 @       cq = { nxt = "k + t * k_stride", has_next = "1" }
 @       ck = { nxt = "q + (t + 1 < tokens ? t + 1 : t) * q_stride", has_next = "t + 1 < tokens" }
 @     end
-@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", plan and plan.q or "pfq", g, cq)
-@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", plan and plan.k or "pfk", g, ck)
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", "pfq", g, cq)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)
   }
 @   else
   /* head by head: each head's rows are contiguous */
@@ -196,5 +141,14 @@ $(ind)}
   }
 @   end
 @ end
-@ all_rows(G)
+@ if G > 1 and T == "f32" then
+@   local cut = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * row_bytes)))
+  if (tokens <= $(util.int(cut))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: grouped */
+@   all_rows(G)
+    return;
+  }
+@   all_rows(1)
+@ else
+@   all_rows(G)
+@ end
 }

@@ -210,7 +210,7 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(qk:find("kgi_v2_lds(ws_k_w", 1, true))
   end)
 
-  it("group short QK-norm heads one group ahead at every call length, sum 16-bit rows in long blocks", function()
+  it("group short QK-norm heads one group ahead (f32: calls in the caches), sum 16-bit rows in long blocks", function()
     S.write(dir .. "/gp.lua", [[
 return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
   { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
@@ -221,13 +221,15 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
 ]])
     gen(dir .. "/gp.lua", dir)
     local c = S.read(dir .. "/gp/gp_avx512.c")
-    -- f32 head_dim 128 (512-byte heads): grouped at every call length (no
-    -- token-count switch); the group starts its chains before summing the
-    -- next group
+    -- f32 head_dim 128 (512-byte heads, 20 KiB a token): calls of up to 12
+    -- tokens (256 KiB) go grouped, longer ones head by head; the group
+    -- starts its chains before summing the next group
     local q = body(c, "gp_q128_avx512")
-    assert.is_falsy(q:find("if (tokens <= ", 1, true))
-    local grouped = q
+    assert.is_truthy(q:find("if (tokens <= 12) {", 1, true))
+    local cut = q:find("    return;\n", 1, true)
+    local grouped, stream = q:sub(1, cut), q:sub(cut)
     assert.is_truthy(grouped:find("h += 4", 1, true))
+    assert.is_falsy(stream:find("h += 4", 1, true))
     local rs4, more = grouped:find("const __m512 rq = kgi_avx512_rs4(ssv, 128, (double)1e-06f);", 1, true),
       grouped:find("if (more) {", 1, true)
     assert.is_truthy(rs4 and more and rs4 < more)
@@ -237,22 +239,22 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     local slow = "if (KG_UNLIKELY(_mm256_cmp_pd_mask(ssv, _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)))"
     assert.is_truthy(grouped:find(slow, 1, true))
     assert.is_truthy(grouped:find("const __m512 vr3 = _mm512_permutexvar_ps(_mm512_set1_epi32(3), rq);", 1, true))
-    -- grouped heads ask for the same head of the next token (Q and K by
-    -- their own strides); the last token prefetches its own lines, not
+    -- both paths ask for the same head of the next token (Q and K by their
+    -- own strides) into L2; the last token prefetches its own lines, not
     -- past the data
-    assert.is_truthy(q:find("const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;", 1, true))
-    assert.is_truthy(q:find("const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;", 1, true))
-    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 3);", 1, true))
-    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 3);", 1, true))
-    -- 1 KiB heads are not grouped: they stream, 4 KiB ahead in the q|k
-    -- stream: the last 4 Q heads ask for the K heads, the K heads for the
-    -- next token's Q
-    local stream = body(c, "gp_q256_avx512")
-    assert.is_falsy(stream:find("h += 4", 1, true))
-    assert.is_truthy(stream:find("const float *qn = q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
-    local ahead = "(h < 28 ? (q + t * q_stride) + (h + 4) * 256 : (k + t * k_stride) + (h - 28) * 256)"
-    assert.is_truthy(stream:find(ahead, 1, true))
-    assert.is_truthy(stream:find("(h < 4 ? (k + t * k_stride) + (h + 4) * 256 : (qn) + (h - 4) * 256)", 1, true))
+    for _, part in ipairs({ grouped, stream }) do
+      assert.is_truthy(part:find("const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;", 1, true))
+      assert.is_truthy(part:find("const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;", 1, true))
+      assert.is_falsy(part:find(", 0, 3);", 1, true))
+    end
+    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 2);", 1, true))
+    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 2);", 1, true))
+    assert.is_truthy(stream:find("__builtin_prefetch((const char *)yr + pfq + 448, 0, 2);", 1, true))
+    -- 1 KiB heads are not grouped: they stream at every length
+    local wide = body(c, "gp_q256_avx512")
+    assert.is_falsy(wide:find("h += 4", 1, true))
+    assert.is_falsy(wide:find("if (tokens <= ", 1, true))
+    assert.is_truthy(wide:find("__builtin_prefetch((const char *)yr + pfk + 960, 0, 2);", 1, true))
     -- a 128-wide f32 head folds 2 accumulators, not 4
     assert.is_truthy(q:find("__m512 ss1 = _mm512_setzero_ps(), ss2 = _mm512_setzero_ps();", 1, true))
     -- 16-bit rows: one block of 1024 per row; f32 rows: blocks of 256
@@ -304,12 +306,13 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
     assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 3); _mm256_stream_si256(", 1, true))
     assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
-    -- heads up to 512 bytes, 16-bit or f32: grouped at every length (no
-    -- token-count switch)
-    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512", "nt_q256_avx512", "nt_f64_avx512" }) do
+    -- 16-bit heads up to 512 bytes: grouped at every length (no
+    -- token-count switch); 256-byte f32 heads beyond 256 KiB stream
+    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512", "nt_q256_avx512" }) do
       assert.is_falsy(body(c, n):find("if (tokens <= ", 1, true))
       assert.is_truthy(body(c, n):find("h += 4", 1, true))
     end
+    assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
   it("chain a call's QK-norm groups into one pipeline", function()
