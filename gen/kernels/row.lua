@@ -101,12 +101,15 @@ end
 -- instead of following them.  Measured on a Zen 5 core: RMSNorm 4096 x 8192
 -- f32 1.46 -> 1.07 x memcpy (bench/RESULTS.md run 10).  Returns the C
 -- prefetches (maybe none) for the 64-byte lines that start inside chunk c
--- of a row of storage type T, relative to C pointer `xp` (char *).  Rows
--- up to 16 KiB go to L1 (hint 3): with this row's second pass they fit the
--- 32-48 KiB L1; wider rows to L2 (hint 2).
+-- of a row of storage type T, relative to C pointer `xp` (char *).  Into
+-- L2 (hint 2), as QK-norm's: on a Zen 4 core (32 KiB L1) L1 prefetches of
+-- the next 8-16 KiB row measured 4-7 % slower than L2 ones (RMSNorm and
+-- LayerNorm 4096 x 8192, bench/RESULTS.md run 12); L1 (hint 3) was chosen
+-- for rows up to 16 KiB on a Zen 5 core (48 KiB L1).
+local NEXT_ROW_HINT = "2"
 function M.next_row_prefetch(p, c, T, xp)
   local size = util.BYTES[T]
-  local hint = p.dim * size <= 16384 and "3" or "2"
+  local hint = NEXT_ROW_HINT
   local base, rel
   local i_part, n_part = tostring(c.off):match("^(%a+) %+ (%d+)$")
   if i_part then
@@ -146,7 +149,7 @@ function M.spread_prefetch(p, c, T, xp, pass)
   if c.off ~= "i + 0" then return nil end
   local size = util.BYTES[T]
   local rb = p.dim * size
-  local hint = rb <= 16384 and "3" or "2"
+  local hint = NEXT_ROW_HINT
   local function pf(base, div, extra)
     return "__builtin_prefetch(" .. xp .. " + " .. base .. "(i * " .. size .. ") / " .. div .. extra
       .. ", 0, " .. hint .. ");"

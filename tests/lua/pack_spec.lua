@@ -281,30 +281,30 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local cut = r32:find("_mm_sfence();", 1, true)
     local ntp = r32:sub(1, cut)
     assert.is_truthy(ntp:find("const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);", 1, true))
-    -- one prefetch per 64-byte line of the next row, into L1 for a 16 KiB row
+    -- one prefetch per 64-byte line of the next row, into L2 (hint 2)
     for _, off in ipairs({ 0, 64, 128, 192 }) do
-      assert.is_truthy(ntp:find("__builtin_prefetch(xp + i * 4 + " .. off .. ", 0, 3); _mm512_stream_ps(", 1, true))
+      assert.is_truthy(ntp:find("__builtin_prefetch(xp + i * 4 + " .. off .. ", 0, 2); _mm512_stream_ps(", 1, true))
     end
     -- the cached path has none
     assert.is_falsy(r32:sub(cut):find("xp", 1, true))
-    -- a 32 KiB row goes to L2; 16-bit rows: one prefetch per line, not per vector
+    -- 16-bit rows: one prefetch per line, not per vector
     local r16 = body(c, "nt_r16_avx512")
     assert.is_truthy(r16:find("__builtin_prefetch(xp + i * 2 + 64, 0, 2);", 1, true))
     -- LayerNorm spreads the next row over its three passes: a quarter in
     -- each of the two sums, the second half while writing
     local ln = body(c, "nt_ln_avx512")
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + (i * 2) / 4, 0, 3);", 1, true))
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 3);", 1, true))
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 3); _mm256_stream_si256(", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + (i * 2) / 4, 0, 2);", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 2);", 1, true))
+    assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 +", 1, true))
     -- AVX2 (32-byte vectors): every other vector starts a line
     local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
-    assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 3);", 1, true))
+    assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 2);", 1, true))
     assert.is_falsy(a2:find("__builtin_prefetch(xp + i * 4 + 32,", 1, true))
     -- a LayerNorm row without a loop asks for its next row while writing
     -- (AVX2 bf16: the full chunks of 33 cover bytes 0-63, one line)
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
-    assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 3); _mm256_stream_si256(", 1, true))
+    assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
     -- 16-bit heads up to 512 bytes: grouped at every length (no
     -- token-count switch); 256-byte f32 heads beyond 256 KiB stream
