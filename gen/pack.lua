@@ -78,8 +78,8 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
--- f32 QK-norm calls over this many bytes of heads stream head by head
--- (qk_norm.c.tpl); 16-bit ones stay grouped at every length.
+-- Token-major f32 QK-norm calls over this many bytes of heads stream
+-- head by head (env.group_tokens); 16-bit ones stay grouped at every length.
 local STREAM_F32_BYTES = 256 * 1024
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
@@ -159,6 +159,14 @@ local function kernel_body(dirs, spec, k, V)
   -- measured 2-12 % slower on bf16 decode on a Zen 5 core (run 11)
   env.chained = env.G > 1 and k.layout == "token_major" and k.num_heads % env.G == 0
     and k.num_kv_heads % env.G == 0
+  -- grouped f32 heads: calls of up to this many tokens (STREAM_F32_BYTES
+  -- of heads) go grouped, longer ones head by head.  On a Zen 4 core
+  -- streaming measured 20-28 % faster in 2048-token prefill (f32 head_dim
+  -- 64, 128) and 40-75 % slower in decode; 16-bit heads 35-50 % slower in
+  -- both (bench/RESULTS.md run 12).  nil: grouped at every length.
+  if env.G > 1 and k.dtype == "f32" and k.layout == "token_major" then
+    env.group_tokens = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * env.row_bytes)))
+  end
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their
   -- sums and rs together where the table can (V.g4, rms_group.c.tpl)
   env.V4 = env.G == 4 and V.g4 ~= nil

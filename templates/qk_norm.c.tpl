@@ -5,16 +5,14 @@ $(slow_fn)
 @   -- the hardware prefetcher alone stalls at each head's short row).
 @   -- A fixed 4 KiB ahead was a third of a bf16 head_dim 128 token of
 @   -- Qwen3-8B's fused QKV: one token ahead measured 25-42 % faster on
-@   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11).  Into L2,
-@   -- not L1 (hint 2): a token ahead is 10-40 KiB of q|k lines, which
-@   -- with this token's heads overflows a 32 KiB L1; on a Zen 4 core hint
-@   -- 3 made every prefill 1.3-1.9x slower (run 12).  On the last token
-@   -- (all of decode) pf is 0: the row's own lines, which are wanted now,
-@   -- instead of lines past the data.  Read intent even though the rows
-@   -- are written: a build with prfchw (-march=native) would emit
+@   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11); into L2
+@   -- (row.PREFETCH_HINT), as a token ahead is 10-40 KiB of q|k lines.  On
+@   -- the last token (all of decode) pf is 0: the row's own lines, which are
+@   -- wanted now, instead of lines past the data.  Read intent even though
+@   -- the rows are written: a build with prfchw (-march=native) would emit
 @   -- prefetchw, measured 10 % slower on prefill
 @   for off = 0, row_bytes - 1, 64 do
-$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, 2);
+$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(row.PREFETCH_HINT));
 @   end
 @ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
@@ -104,10 +102,8 @@ $(ind)}
 @ -- 16-bit heads do so at every call length (with the next-token
 @ -- prefetch, grouped measured 40 % faster than streaming in 2048-token
 @ -- prefill on a Zen 5 core, run 11, and 35-45 % on a Zen 4 core, run
-@ -- 12).  f32 heads carry half the arithmetic per byte: calls over
-@ -- STREAM_F32_BYTES of heads (gen/pack.lua) stream them head by head,
-@ -- which on the Zen 4 core measured 20-28 % faster in 2048-token prefill
-@ -- (head_dim 64, 128) and 40-75 % slower in decode.
+@ -- 12).  f32 heads carry half the arithmetic per byte: token-major calls
+@ -- over group_tokens tokens (gen/pack.lua) stream them head by head.
 @ -- Wider heads go head by head, streaming with the same prefetch (until
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
@@ -141,9 +137,8 @@ $(ind)}
   }
 @   end
 @ end
-@ if G > 1 and T == "f32" then
-@   local cut = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * row_bytes)))
-  if (tokens <= $(util.int(cut))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: grouped */
+@ if group_tokens then
+  if (tokens <= $(util.int(group_tokens))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: grouped */
 @   all_rows(G)
     return;
   }

@@ -96,20 +96,25 @@ function M.loader(T, ptr)
   return function(c) return c.I.load(T, ptr, c.off, c.n) end
 end
 
+-- Why: the locality of every prefetch that asks for data ahead of use
+-- (the next row here, the next token's head in qk_norm.c.tpl): L2 (hint
+-- 2), not L1.  What is asked for ahead is 8-40 KiB, which with the data
+-- being worked on overflows a 32 KiB L1: on a Zen 4 core L1 prefetches
+-- made 2048-token QK-norm prefill 1.3-1.9x slower and RMSNorm/LayerNorm
+-- 4096 x 8192 4-7 % slower (bench/RESULTS.md run 12); L1 had been chosen
+-- on a Zen 5 core (48 KiB L1).
+M.PREFETCH_HINT = "2"
+
 -- Why: the next row's lines asked for while this row streams out (the
 -- non-temporal path): the row's reads then overlap the other row's writes
 -- instead of following them.  Measured on a Zen 5 core: RMSNorm 4096 x 8192
 -- f32 1.46 -> 1.07 x memcpy (bench/RESULTS.md run 10).  Returns the C
 -- prefetches (maybe none) for the 64-byte lines that start inside chunk c
--- of a row of storage type T, relative to C pointer `xp` (char *).  Into
--- L2 (hint 2), as QK-norm's: on a Zen 4 core (32 KiB L1) L1 prefetches of
--- the next 8-16 KiB row measured 4-7 % slower than L2 ones (RMSNorm and
--- LayerNorm 4096 x 8192, bench/RESULTS.md run 12); L1 (hint 3) was chosen
--- for rows up to 16 KiB on a Zen 5 core (48 KiB L1).
-local NEXT_ROW_HINT = "2"
+-- of a row of storage type T, relative to C pointer `xp` (char *), into
+-- L2 (M.PREFETCH_HINT).
 function M.next_row_prefetch(p, c, T, xp)
   local size = util.BYTES[T]
-  local hint = NEXT_ROW_HINT
+  local hint = M.PREFETCH_HINT
   local base, rel
   local i_part, n_part = tostring(c.off):match("^(%a+) %+ (%d+)$")
   if i_part then
@@ -149,7 +154,7 @@ function M.spread_prefetch(p, c, T, xp, pass)
   if c.off ~= "i + 0" then return nil end
   local size = util.BYTES[T]
   local rb = p.dim * size
-  local hint = NEXT_ROW_HINT
+  local hint = M.PREFETCH_HINT
   local function pf(base, div, extra)
     return "__builtin_prefetch(" .. xp .. " + " .. base .. "(i * " .. size .. ") / " .. div .. extra
       .. ", 0, " .. hint .. ");"
