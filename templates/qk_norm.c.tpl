@@ -8,7 +8,8 @@ $(slow_fn)
 @   -- 16-bit prefill on a Zen 5 core (bench/RESULTS.md run 11); into L2
 @   -- (row.PREFETCH_HINT), as a token ahead is 10-40 KiB of q|k lines.  On
 @   -- the last token (all of decode) pf is 0: the row's own lines, which are
-@   -- wanted now, instead of lines past the data.  Read intent even though
+@   -- wanted now, instead of lines past the data (skipping them measured
+@   -- f32 decode 21 % slower on a Zen 4 core, run 13).  Read intent even though
 @   -- the rows are written: a build with prfchw (-march=native) would emit
 @   -- prefetchw, measured 10 % slower on prefill
 @   for off = 0, row_bytes - 1, 64 do

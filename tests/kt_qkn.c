@@ -539,9 +539,9 @@ END_TEST
 /* Why: long calls run what a 1-token call does not: 16-bit heads of up to
  * 512 bytes go in groups chained across tokens, token-major f32 heads past
  * 256 KiB of heads and all wider heads stream head by head, each with
- * prefetch of the next token.  A call over 1 MiB of heads must meet the accuracy budget
- * and give every head the same bits as calling the kernel on its token
- * alone. */
+ * prefetch of the next token.  A call over 1 MiB of heads must meet the
+ * accuracy budget and give every head the same bits as calling the kernel
+ * on its token alone. */
 START_TEST(t_qkn_long) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
