@@ -151,7 +151,14 @@ local function kernel_body(dirs, spec, k, V)
   -- (qk_norm.c.tpl picks at run time).  Not for rows over 512 bytes
   -- (measured slower: f32 head_dim 256), which hide their own chain, nor
   -- for the scalar table.
-  env.G = (op.group and p.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
+  -- Tables marked group_unrolled (AVX2) group such rows even where their
+  -- registers stream them (row.plan_unrolled, env.p while rendering the
+  -- group code): on a Zen 4 core AVX2 decode 40 x 128 bf16 1.21 -> 0.60 us,
+  -- f32 0.65 -> 0.53 us, prefill 2048 x 40 x 128 bf16 2.5 -> 1.3 ms
+  -- (bench/RESULTS.md run 14).
+  local pg = p
+  if op.group and V.group_unrolled and env.row_bytes <= 512 then pg = row.plan_unrolled(p) or p end
+  env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
   -- token-major heads whose counts are multiples of G: one pipeline of
   -- groups per call (qk_norm.c.tpl, `chained`).  The second pass loads
   -- and splits its rows again: keeping the split f32 rows of the next
@@ -170,20 +177,20 @@ local function kernel_body(dirs, spec, k, V)
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their
   -- sums and rs together where the table can (V.g4, rms_group.c.tpl)
   env.V4 = env.G == 4 and V.g4 ~= nil
-  for _, c in ipairs(p.chunks or {}) do
+  for _, c in ipairs(pg.chunks or {}) do
     if c.I ~= V then env.V4 = false end
   end
   if env.V4 then env.slow_test4 = V.g4.slow("ssv", k.eps < 2 ^ -100 and "0x1p-60" or nil) end
   if env.G > 1 then
     -- the next group's sums (no weights in them), then the step per weight set
-    env.part = "sums"
+    env.p, env.part = pg, "sums"
     env.group_sums = render(dirs, op.group, env)
     env.part = "body"
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
       env[rv.key .. "_group"] = render(dirs, op.group, env)
     end
-    env.part = nil
+    env.p, env.part = p, nil
   end
   env.slow_fn = render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end

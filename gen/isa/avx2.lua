@@ -8,6 +8,9 @@ local M = {
   W = 8,
   regs = 16,
   masked = false,
+  -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
+  -- registers stream them: the group code holds no row in registers
+  group_unrolled = true,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
@@ -75,7 +78,7 @@ function M.wide_hsum(v) return "kgi_avx2_hsum_pd(" .. v .. ")" end
 -- masks: row tails are scalar, as for the other AVX2 tables.
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
-  guard = M.guard, includes = M.includes,
+  guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 

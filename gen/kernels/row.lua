@@ -69,6 +69,24 @@ function M.plan(V, S, dim, live, dtype)
   return p
 end
 
+-- Why: the plan of a short row read in groups (rms_group.c.tpl) on a
+-- table whose register budget streams it (M.plan: not in_regs, e.g. AVX2
+-- head_dim 128): the group code holds no row in registers (its second
+-- pass loads the rows again), so it only needs the row unrolled.  The
+-- sums keep the streamed form's NACC accumulators, chunk j into
+-- accumulator (j - 1) % NACC + 1 as the loop does, so a head gets the
+-- same bits grouped (decode) as streamed (the slow-path fallback, long
+-- f32 calls).  nil where the streamed plan has blocks (dim > p.B) or the
+-- row is already register-resident.
+function M.plan_unrolled(p)
+  if p.in_regs or p.blk_end > 0 and p.blk_end < p.dim then return nil end
+  local q = {}
+  for key, v in pairs(p) do q[key] = v end
+  q.in_regs, q.hoist_w, q.nacc = true, false, M.NACC
+  q.chunks = span(p.V, p.S, 0, p.dim)
+  return q
+end
+
 -- Why: accumulator operations of a table.  Vector tables accumulate in
 -- their own f32 vectors (blocked and flushed to double, see M.reduce);
 -- the scalar table may define acc_* to accumulate in double directly.
@@ -198,7 +216,7 @@ function M.reduce(p, sums, load, pre, vals, also)
   -- row's plain sums chain about 4 vectors per accumulator instead (fewer
   -- adds to fold them; measured 6 % on bf16 QK-norm decode)
   local nacc = M.NACC
-  if p.in_regs then
+  if p.in_regs and not p.nacc then
     local wide = false
     for _, sm in ipairs(sums) do
       if sm.wide and V.wide_vt then wide = true end
