@@ -69,6 +69,27 @@ function M.wide_hi(v) return "_mm256_cvtps_pd(_mm256_extractf128_ps(" .. v .. ",
 function M.wide_add(a, b) return "_mm256_add_pd(" .. a .. ", " .. b .. ")" end
 function M.wide_hsum(v) return "kgi_avx2_hsum_pd(" .. v .. ")" end
 
+-- Why: groups of 4 rows (rms_group.c.tpl, env.V4) finish their sums
+-- together, as on AVX-512 (isa/avx512.lua M.g4): one transposed
+-- reduction into 4 doubles (kgi_avx2_hsum4, lane for lane the tree of
+-- kgi_avx2_hsum, so the same bits as a row alone), the 4 rs in one
+-- vector, one slow-path test.
+M.g4 = {
+  pvt = "__m256", svt = "__m256d", rvt = "__m256",
+  part = function(v) return v end,
+  sum4 = function(a, b, c, d) return "kgi_avx2_hsum4(" .. table.concat({ a, b, c, d }, ", ") .. ")" end,
+  rs4 = function(s, dim, eps) return "kgi_avx2_rs4(" .. s .. ", " .. dim .. ", (double)" .. eps .. ")" end,
+  get = function(r, g) return "_mm256_permutevar8x32_ps(" .. r .. ", _mm256_set1_epi32(" .. g .. "))" end,
+  -- the scalar slow test, !(ss <= FLT_MAX) [|| ss < tiny], on 4 lanes
+  slow = function(s, tiny)
+    local e = "_mm256_movemask_pd(_mm256_cmp_pd(" .. s .. ", _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ))"
+    if tiny then
+      e = e .. " | _mm256_movemask_pd(_mm256_cmp_pd(" .. s .. ", _mm256_set1_pd(" .. tiny .. "), _CMP_LT_OQ))"
+    end
+    return e
+  end,
+}
+
 -- bf16 kernels use a second table (M.for_dtype), as on AVX-512
 -- (isa/avx512.lua): a "vector" is 16 bf16 elements, one 32-byte load, held
 -- as the f32 values of its even and odd elements (kgi_a2).  Splitting is a
@@ -131,6 +152,28 @@ static inline __attribute__((unused)) ATTR float kgi_avx2_hsum(__m256 v)
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   s = _mm_add_ss(s, _mm_movehdup_ps(s));
   return _mm_cvtss_f32(s);
+}
+
+/* Why: four rows' horizontal sums at once, as doubles (groups of 4,
+ * M.g4), each lane by the tree of kgi_avx2_hsum: 128-bit halves added
+ * (a|b and c|d side by side), then lanes i + (i + 2), then the pair. */
+static inline __attribute__((unused)) ATTR __m256d kgi_avx2_hsum4(__m256 a, __m256 b, __m256 c, __m256 d)
+{
+  const __m256 ab = _mm256_add_ps(_mm256_permute2f128_ps(a, b, 0x20), _mm256_permute2f128_ps(a, b, 0x31));
+  const __m256 cd = _mm256_add_ps(_mm256_permute2f128_ps(c, d, 0x20), _mm256_permute2f128_ps(c, d, 0x31));
+  /* lanes 0-1: a's s0 + s2, s1 + s3; 2-3: c's; 4-5: b's; 6-7: d's */
+  const __m256 t = _mm256_add_ps(_mm256_shuffle_ps(ab, cd, 0x44), _mm256_shuffle_ps(ab, cd, 0xEE));
+  const __m256 u = _mm256_add_ps(t, _mm256_permute_ps(t, 0xB1));
+  const __m256 s = _mm256_permutevar8x32_ps(u, _mm256_setr_epi32(0, 4, 2, 6, 0, 0, 0, 0));
+  return _mm256_cvtps_pd(_mm256_castps256_ps128(s));
+}
+
+/* Why: the rs of four rows in lanes 0-3, by the same IEEE operations per
+ * lane as the scalar (float)(1.0 / sqrt(ss / dim + eps)). */
+static inline __attribute__((unused)) ATTR __m256 kgi_avx2_rs4(__m256d s, double dim, double eps)
+{
+  const __m256d m = _mm256_add_pd(_mm256_div_pd(s, _mm256_set1_pd(dim)), _mm256_set1_pd(eps));
+  return _mm256_castps128_ps256(_mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(m))));
 }
 
 /* Horizontal sum of 4 double lanes. */

@@ -175,6 +175,37 @@ return { name = "a2", isa = { "scalar", "avx2" }, kernels = {
     assert.is_falsy(body(c, "a2_rf_avx2"):find("kgi_a2", 1, true))
   end)
 
+  it("group AVX2 QK-norm heads of up to 512 bytes with the streamed form's accumulators", function()
+    S.write(dir .. "/ag.lua", [[
+return { name = "ag", isa = { "scalar", "avx2" }, kernels = {
+  { op = "qk_norm", name = "b128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "f128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "f256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/ag.lua", dir)
+    local c = S.read(dir .. "/ag/ag_avx2.c")
+    -- 16 ymm registers stream a 128-wide head (no register-resident row),
+    -- yet its heads go four per step, one group ahead, at every length
+    local b = body(c, "ag_b128_avx2")
+    assert.is_truthy(b:find("h += 4", 1, true))
+    assert.is_truthy(b:find("if (more) {", 1, true))
+    assert.is_falsy(b:find("if (tokens <= ", 1, true))
+    -- the group's sums: 8 vectors unrolled into 4 accumulators, chunk j
+    -- into accumulator (j - 1) % 4 + 1 as in the streamed loop (same bits)
+    assert.is_truthy(b:find("tn4 = kgi_a2_fma(v8, v8, tn4);", 1, true))
+    assert.is_truthy(b:find("for (size_t i = 0; i < 128; i += 64) {", 1, true))
+    -- the four heads' sums finish together, rs in one vector, one test
+    assert.is_truthy(b:find("snv = kgi_avx2_hsum4(hv0, hv1, hv2, hv3);", 1, true))
+    assert.is_truthy(b:find("const __m256 rq = kgi_avx2_rs4(ssv, 128, (double)1e-06f);", 1, true))
+    assert.is_truthy(b:find("_mm256_movemask_pd(_mm256_cmp_pd(ssv, ", 1, true))
+    -- f32: grouped up to 256 KiB of heads, streamed beyond; 1 KiB heads never
+    local f = body(c, "ag_f128_avx2")
+    assert.is_truthy(f:find("if (tokens <= 12) {", 1, true))
+    assert.is_truthy(f:find("h += 4", 1, true))
+    assert.is_falsy(body(c, "ag_f256_avx2"):find("h += 4", 1, true))
+  end)
+
   it("stage 16-bit weights once per call, fuse wide rows and round bf16 'single' ties away", function()
     S.write(dir .. "/st.lua", [[
 return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
