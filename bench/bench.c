@@ -568,7 +568,7 @@ static size_t kb_run_case(kb_case *c, const kb_opts *o, kb_item *items, int nite
       row->ratio = kb_paired(c, items, nitems, it, ref, rounds, &row->ratio_p25, &row->ratio_p75);
       if (!isnan(row->ratio)) row->ceil_ref = kb_kind_name[ref];
       const double tgt = kb_target_for(sh, c->dtype);
-      if (tgt > 0 && it->v->isa == KG_ISA_AVX512 && it->threads == 1) {
+      if (tgt > 0 && (it->v->isa == KG_ISA_AVX512 || it->v->isa == KG_ISA_AVX2) && it->threads == 1) {
         row->target = tgt;
         row->met = row->ratio <= tgt;
       }
