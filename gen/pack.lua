@@ -81,6 +81,8 @@ local GROUP = 4
 -- Token-major f32 QK-norm calls over this many bytes of heads stream
 -- head by head (env.group_tokens); 16-bit ones stay grouped at every length.
 local STREAM_F32_BYTES = 256 * 1024
+-- Largest group of heads (bytes) in such long calls (env.G_long).
+local LONG_GROUP_BYTES = 1024
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 
@@ -164,15 +166,25 @@ local function kernel_body(dirs, spec, k, V)
   -- and splits its rows again: keeping the split f32 rows of the next
   -- group in a stack buffer (3 % faster on an Intel Xeon, RESULTS run 7)
   -- measured 2-12 % slower on bf16 decode on a Zen 5 core (run 11)
-  env.chained = env.G > 1 and k.layout == "token_major" and k.num_heads % env.G == 0
-    and k.num_kv_heads % env.G == 0
-  -- grouped f32 heads: calls of up to this many tokens (STREAM_F32_BYTES
-  -- of heads) go grouped, longer ones head by head.  On a Zen 4 core
-  -- streaming measured 20-28 % faster in 2048-token prefill (f32 head_dim
-  -- 64, 128) and 40-75 % slower in decode; 16-bit heads 35-50 % slower in
-  -- both (bench/RESULTS.md run 12).  nil: grouped at every length.
-  if env.G > 1 and k.dtype == "f32" and k.layout == "token_major" then
-    env.group_tokens = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * env.row_bytes)))
+  env.chained = function(g)
+    return g > 1 and k.layout == "token_major" and k.num_heads % g == 0 and k.num_kv_heads % g == 0
+  end
+  -- long token-major calls: calls of up to group_tokens tokens
+  -- (STREAM_F32_BYTES of heads) go in groups of G, longer ones in groups
+  -- of G_long.  f32 heads stream (G_long 1): on a Zen 4 core streaming
+  -- measured 20-28 % faster in 2048-token prefill (f32 head_dim 64, 128)
+  -- and 40-75 % slower in decode; 16-bit heads 35-50 % slower in both
+  -- (bench/RESULTS.md run 12).  16-bit heads stay grouped, in groups of
+  -- at most LONG_GROUP_BYTES: with 512-byte heads (head_dim 256) groups
+  -- of 2 took 2048-token prefill from 1.2 to 0.8 x the in-place pass
+  -- (bf16; f16 1.5 -> 1.15) where decode keeps groups of 4 (13 % faster
+  -- there; run 14).  nil: groups of G at every length.
+  if env.G > 1 and k.layout == "token_major" then
+    local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.floor(LONG_GROUP_BYTES / env.row_bytes))
+    if g_long < env.G then
+      env.G_long = g_long
+      env.group_tokens = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * env.row_bytes)))
+    end
   end
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their
   -- sums and rs together where the table can (V.g4, rms_group.c.tpl)
@@ -181,20 +193,28 @@ local function kernel_body(dirs, spec, k, V)
     if c.I ~= V then env.V4 = false end
   end
   if env.V4 then env.slow_test4 = V.g4.slow("ssv", k.eps < 2 ^ -100 and "0x1p-60" or nil) end
-  if env.G > 1 then
-    -- the next group's sums (no weights in them), then the step per weight set
-    env.p, env.part = pg, "sums"
-    env.group_sums = render(dirs, op.group, env)
+  -- the group code for groups of g (rms_group.c.tpl): the next group's
+  -- sums (no weights in them), then the step per weight set; V4 only for
+  -- the groups of 4
+  local G, V4 = env.G, env.V4
+  local function render_groups(g)
+    env.G, env.V4, env.p = g, V4 and g == 4, pg
+    env.part = "sums"
+    env["group_sums" .. g] = render(dirs, op.group, env)
+    env.group_sums = env["group_sums" .. g]
     env.part = "body"
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
-      env[rv.key .. "_group"] = render(dirs, op.group, env)
+      env[rv.key .. "_group" .. g] = render(dirs, op.group, env)
     end
-    env.p, env.part = p, nil
+    env.G, env.V4, env.p, env.part, env.group_sums = G, V4, p, nil, nil
   end
+  if G > 1 then render_groups(G) end
+  if env.G_long and env.G_long > 1 then render_groups(env.G_long) end
   env.slow_fn = render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end
-  env.group_of = function(key) return env[key .. "_group"] end
+  env.group_of = function(key, g) return env[key .. "_group" .. g] end
+  env.sums_of = function(g) return env["group_sums" .. g] end
   return render(dirs, op.frame, env)
 end
 

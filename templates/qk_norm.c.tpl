@@ -34,7 +34,7 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
 @ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>
 @ local function first_sums(ind, G, ptr)
-@   if V4 then
+@   if V4 and G == 4 then
 $(ind)$(V.g4.svt) snv;
 @   else
 @     local sn = {}
@@ -45,7 +45,7 @@ $(ind){
 @   for g = 0, G - 1 do
 $(ind)  const $(CT) *xn$(g) = $(ptr(util.int(g)));
 @   end
-$(group_sums)
+$(sums_of(G))
 $(ind)}
 @ end
 @ -- rows idx = 0 .. n-1 at pointer ptr(idx): groups of G (rms_group.c.tpl)
@@ -85,7 +85,7 @@ $(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
 $(ind)    const $(CT) *xr$(g) = yr$(g);
 @       if pf then prefetch(ind .. "    ", "yr" .. g, pf) end
 @     end
-$(group_of(key))
+$(group_of(key, G))
 $(ind)  }
 $(ind)}
 @   end
@@ -103,15 +103,17 @@ $(ind)}
 @ -- 16-bit heads do so at every call length (with the next-token
 @ -- prefetch, grouped measured 40 % faster than streaming in 2048-token
 @ -- prefill on a Zen 5 core, run 11, and 35-45 % on a Zen 4 core, run
-@ -- 12).  f32 heads carry half the arithmetic per byte: token-major calls
-@ -- over group_tokens tokens (gen/pack.lua) stream them head by head.
+@ -- 12), token-major calls over group_tokens tokens (gen/pack.lua) in
+@ -- groups of G_long when a group of G would pass 1 KiB (512-byte heads
+@ -- two at a time).  f32 heads carry half the arithmetic per byte:
+@ -- token-major calls over group_tokens tokens stream them head by head.
 @ -- Wider heads go head by head, streaming with the same prefetch (until
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
 @ -- in-place pass for f32 head_dim 256 on a Zen 4 core).
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
-@     local chain = g > 1 and chained
+@     local chain = chained(g)
 @     if chain then
   /* the first group's sums; every step sums the next group, across loops */
 @       first_sums("  ", g, function(i) return "q + " .. i .. " * " .. D end)
@@ -139,11 +141,11 @@ $(ind)}
 @   end
 @ end
 @ if group_tokens then
-  if (tokens <= $(util.int(group_tokens))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: grouped */
+  if (tokens <= $(util.int(group_tokens))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: groups of $(G) */
 @   all_rows(G)
     return;
   }
-@   all_rows(1)
+@   all_rows(G_long)
 @ else
 @   all_rows(G)
 @ end

@@ -337,12 +337,23 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
     assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
-    -- 16-bit heads up to 512 bytes: grouped at every length (no
-    -- token-count switch); 256-byte f32 heads beyond 256 KiB stream
-    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512", "nt_q256_avx512" }) do
+    -- 16-bit heads up to 256 bytes: groups of 4 at every length (no
+    -- token-count switch); 512-byte ones in groups of 2 (1 KiB) past 256
+    -- KiB of heads; 256-byte f32 heads beyond 256 KiB stream
+    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512" }) do
       assert.is_falsy(body(c, n):find("if (tokens <= ", 1, true))
       assert.is_truthy(body(c, n):find("h += 4", 1, true))
+      assert.is_falsy(body(c, n):find("h += 2", 1, true))
     end
+    local q256 = body(c, "nt_q256_avx512")
+    local cut2 = q256:find("    return;\n", 1, true)
+    assert.is_truthy(q256:find("if (tokens <= 12) { /* <= 256 KiB of heads: groups of 4 */", 1, true))
+    assert.is_truthy(q256:sub(1, cut2):find("h += 4", 1, true))
+    assert.is_falsy(q256:sub(1, cut2):find("h += 2", 1, true))
+    assert.is_truthy(q256:sub(cut2):find("h += 2", 1, true))
+    assert.is_falsy(q256:sub(cut2):find("h += 4", 1, true))
+    -- the long form has no 4-lane sums: each head of a pair its own rs
+    assert.is_falsy(q256:sub(cut2):find("kgi_avx512_hsum4", 1, true))
     assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
