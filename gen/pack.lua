@@ -87,17 +87,34 @@ local LONG_GROUP_BYTES = 1024
 local STAGE_MAX = 1024
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
-local function kernel_body(dirs, spec, k, V)
+-- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm) a
+-- second, static body <sym>_bf16dot whose sums of squares use AVX512_BF16
+-- (isa/avx512.lua P.dot_ops); the public function calls it, for every call
+-- length, when the CPU has that extension (kg_cpu_avx512_bf16), so a pack
+-- built for "avx512" takes it where it exists and runs the plain body
+-- elsewhere.  QK-norm has no twin: there it was faster for decode only,
+-- and switching by call size would give a head different bits in decode
+-- and prefill (KT-QKN-LONG; bench/RESULTS.md runs 13-14).  `twin_of`:
+-- the public symbol, when rendering that twin.
+local function kernel_body(dirs, spec, k, V, twin_of)
   if V.for_dtype then V = V.for_dtype(k.dtype, k.rounding) end
   local S = isa_table("scalar")
   local op = OPS[k.op]
-  local p = row.plan(V, S, k.dim, op.live, k.dtype)
   local s = sym(spec, k, V.name)
+  local twin_text
+  if not twin_of and V.dot_ops and op.dot_twin then
+    local VD = setmetatable({ dot = V.dot_ops, target = V.dot_ops.target }, { __index = V })
+    twin_text = kernel_body(dirs, spec, k, VD, s)
+  end
+  local p = row.plan(V, S, k.dim, op.live, k.dtype)
   local attr = V.target and ('__attribute__((target("' .. V.target .. '"))) ') or ""
+  local _, names = signature(k)
   local env = {
     spec = spec, k = k, V = V, S = S, p = p, row = row, util = util,
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
-    sym = s, slow = s .. "_slow", attr = attr, indent = indent,
+    sym = twin_of and (twin_of .. "_bf16dot") or s, slow = (twin_of or s) .. "_slow",
+    attr = attr, indent = indent, linkage = twin_of and "static " or "",
+    dot_call = twin_text and string.format("if (kg_cpu_avx512_bf16()) { %s_bf16dot(%s); return; }", s, names),
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
     row_bytes = k.dim * util.BYTES[k.dtype], STREAM_F32_BYTES = STREAM_F32_BYTES,
   }
@@ -211,11 +228,14 @@ local function kernel_body(dirs, spec, k, V)
   end
   if G > 1 then render_groups(G) end
   if env.G_long and env.G_long > 1 then render_groups(env.G_long) end
-  env.slow_fn = render(dirs, op.slow, env)
+  -- the twin, rendered first, defines the slow path both bodies call
+  env.slow_fn = twin_text and "" or render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key, g) return env[key .. "_group" .. g] end
   env.sums_of = function(g) return env["group_sums" .. g] end
-  return render(dirs, op.frame, env)
+  local text = render(dirs, op.frame, env)
+  if twin_text then text = twin_text .. "\n" .. text end
+  return text
 end
 
 local function banner(spec, tpl)

@@ -7,6 +7,7 @@
  * and the cache are static, so each copy has its own, which is harmless. */
 #include "kg_cpu.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -19,6 +20,7 @@
 #endif
 
 #define KG_CPU_VALID 0x80000000u /* set in the cache once detection ran */
+#define KG_CPU_BF16 0x40000000u  /* AVX512_BF16 usable (kg_cpu_avx512_bf16) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -61,8 +63,12 @@ static unsigned kg_cpu_detect_x86(void) {
     mask |= 1u << KG_ISA_AVX2;
     avx512_ok = ((b7 >> 16) & 1u) && ((b7 >> 17) & 1u) &&
                 ((b7 >> 30) & 1u) && ((b7 >> 31) & 1u);
-    if (avx512_ok && zmm_os)
+    if (avx512_ok && zmm_os) {
       mask |= 1u << KG_ISA_AVX512;
+      /* AVX512_BF16: CPUID.(EAX=7,ECX=1):EAX bit 5 */
+      if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1u))
+        mask |= KG_CPU_BF16;
+    }
   }
   return mask;
 }
@@ -83,6 +89,12 @@ static unsigned kg_cpu_mask(void) {
 #elif defined(__aarch64__)
   m |= 1u << KG_ISA_NEON; /* Advanced SIMD is mandatory in the AArch64 ABI */
 #endif
+  /* KGEN_AVX512_BF16=0 turns the AVX512_BF16 paths off (tests run both) */
+  {
+    const char *e = getenv("KGEN_AVX512_BF16");
+    if (e && strcmp(e, "0") == 0)
+      m &= ~KG_CPU_BF16;
+  }
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -93,6 +105,13 @@ __attribute__((weak)) int kg_cpu_has(int isa) {
   if (isa < 0 || isa >= KG_ISA_CUDA) /* cuda/auto are never CPU levels */
     return 0;
   return (kg_cpu_mask() >> isa) & 1u;
+}
+
+/* Why: AVX-512 kernels of bf16 rows sum their squares with vdpbf16ps
+ * when this CPU has it (one instruction per 32 elements instead of a
+ * split and two FMAs); asked once per call, answered from the cache. */
+__attribute__((weak)) int kg_cpu_avx512_bf16(void) {
+  return (kg_cpu_mask() & KG_CPU_BF16) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

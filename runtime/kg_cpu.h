@@ -15,6 +15,12 @@ extern "C" {
  * else 0.  KG_ISA_SCALAR is always 1; KG_ISA_CUDA and KG_ISA_AUTO are 0. */
 int kg_cpu_has(int isa);
 
+/* 1 if the AVX-512 level is usable and the CPU also has AVX512_BF16
+ * (vdpbf16ps), which the avx512 variants of bf16 RMSNorm then use for
+ * their sums of squares; 0 otherwise, or when the environment
+ * variable KGEN_AVX512_BF16 is "0" (read once, at first use). */
+int kg_cpu_avx512_bf16(void);
+
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);
 

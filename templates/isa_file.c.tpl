@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <math.h>
 #include "kg_convert.h"
+#include "kg_cpu.h"
 
 #define KG_UNLIKELY(c) __builtin_expect(!!(c), 0)
 #define KG_NOINLINE __attribute__((noinline, cold))

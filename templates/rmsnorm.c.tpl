@@ -1,9 +1,12 @@
 $(slow_fn)
 /* $(sym): RMSNorm of `rows` rows of $(D) $(T) elements,
  * y = x / sqrt(mean(x^2) + $(util.f32(k.eps))) * (w + $(util.f32(k.weight_offset))), rounding "$(k.rounding)". */
-$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
+$(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
     $(CT) *y, size_t y_stride, float *rstd)
 {
+@ if dot_call then
+  $(dot_call)
+@ end
   if (rows == 0) return; /* touch nothing, not even the weights */
 @ if stage_code ~= "" then
   $(stage_code)

@@ -404,14 +404,33 @@ START_TEST(RT_CPU_002_detection_invariants) {
               __builtin_cpu_supports("avx512bw") &&
               __builtin_cpu_supports("avx512dq") &&
               __builtin_cpu_supports("avx512vl"));
+  /* the AVX512_BF16 paths: exactly when the compiler sees the feature on
+   * an AVX-512 machine, unless KGEN_AVX512_BF16=0 */
+  {
+    const char *e = getenv("KGEN_AVX512_BF16");
+    const int off = e && strcmp(e, "0") == 0;
+    ck_assert_int_eq(kg_cpu_avx512_bf16(),
+                     kg_cpu_has(KG_ISA_AVX512) && !off &&
+                         __builtin_cpu_supports("avx512bf16") != 0);
+  }
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_NEON), 1);
+  ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
 #endif
+}
+END_TEST
+
+/* KGEN_AVX512_BF16=0 turns the AVX512_BF16 paths off (the detection is
+ * cached per process: this runs in its own forked child). */
+START_TEST(RT_CPU_003_bf16_paths_off) {
+  setenv("KGEN_AVX512_BF16", "0", 1);
+  ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
+  ck_assert_int_eq(kg_cpu_has(KG_ISA_SCALAR), 1);
 }
 END_TEST
 
@@ -586,6 +605,10 @@ int main(void) {
   t_add(s, "RT-DISP-006", RT_DISP_006_small_error_buffer);
   t_add(s, "RT-DISP-007", RT_DISP_007_allows_matrix);
   t_add(s, "RT-DISP-008", RT_DISP_008_cap_cached);
+  if (forking)
+    t_add(s, "RT-CPU-003", RT_CPU_003_bf16_paths_off);
+  else
+    printf("RT-CPU-003: skipped: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

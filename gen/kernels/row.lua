@@ -106,12 +106,16 @@ end
 -- row of a group of 4, V.g4) the row's folded accumulators go to C variable
 -- `part` instead, unreduced, and no double `var` is declared.
 function M.sum_sq(var, part)
-  return { { var = var, part = part, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
+  return { { var = var, part = part, sq = true, term = function(A, acc, v) return A.acc_fma(v, v, acc) end } }
 end
 
--- Why: M.reduce's `load` for the row at C pointer `ptr` of storage type T.
+-- Why: M.reduce's `load` for the row at C pointer `ptr` of storage type T:
+-- called as load(c); it keeps `ptr` so that a table summing from raw
+-- loads (V.dot, M.reduce) can read the row itself.
 function M.loader(T, ptr)
-  return function(c) return c.I.load(T, ptr, c.off, c.n) end
+  return setmetatable({ ptr = ptr, T = T }, {
+    __call = function(_, c) return c.I.load(T, ptr, c.off, c.n) end,
+  })
 end
 
 -- Why: the locality of every prefetch that asks for data ahead of use
@@ -208,9 +212,20 @@ end
 --         each chunk's terms (rms_row.c.tpl's fused form: the previous row's
 --         second pass, chunk by chunk, inside this row's first pass; the
 --         next row's prefetch in ln_row.c.tpl's non-temporal form)
+--
+-- A table with `dot` (the AVX512_BF16 twin of a bf16 kernel, pack.lua)
+-- sums squares straight from raw loads (V.dot.load / V.dot.sq: vdpbf16ps)
+-- into its own f32 accumulators; that applies to one sum of squares over a
+-- row read through M.loader (`vals`, if given, is then not used: the
+-- compiler merges the raw load with the row's own load of the same bytes).
 function M.reduce(p, sums, load, pre, vals, also)
   local V, S = p.V, p.S
   local AV, AS = M.acc(V), M.acc(S)
+  local dot = V.dot and #sums == 1 and sums[1].sq and type(load) == "table" and not pre and V.dot
+  if dot then
+    AV = dot
+    vals = nil
+  end
   local out = {}
   -- accumulators per sum: NACC for streamed rows; a register-resident
   -- row's plain sums chain about 4 vectors per accumulator instead (fewer
@@ -226,6 +241,9 @@ function M.reduce(p, sums, load, pre, vals, also)
       if c.I == V then nv = nv + 1 end
     end
     if not wide then nacc = math.max(1, math.min(M.NACC, floor_div(nv, 4))) end
+    -- a vdpbf16ps sums a whole 32-element vector (two FMAs otherwise):
+    -- twice the accumulators keep the same number of chains
+    if dot then nacc = math.max(1, math.min(M.NACC, floor_div(nv, 2))) end
     if nacc == 3 then nacc = 2 end
   end
   -- Why: the pairwise fold of accumulators 1 .. nacc of `v` (nacc 1, 2, 4).
@@ -239,7 +257,10 @@ function M.reduce(p, sums, load, pre, vals, also)
     local ntail = 0
     for j, c in ipairs(chunks) do
       local v = fixed and fixed[j] or ("(" .. load(c) .. ")")
-      if pre then
+      if dot and c.I == V then
+        emit(ind .. "const " .. dot.vt .. " " .. tag .. j .. " = " .. dot.load(load.ptr, c.off, c.n) .. ";")
+        v = tag .. j
+      elseif pre then
         local decl
         decl, v = pre(c, v, tag .. j)
         emit(ind .. decl)
@@ -253,6 +274,9 @@ function M.reduce(p, sums, load, pre, vals, also)
           local a = sm.var .. ((j - 1) % M.NACC + 1)
           emit(ind .. a .. "l = " .. V.wide_add(a .. "l", V.wide_lo(v)) .. ";")
           emit(ind .. a .. "h = " .. V.wide_add(a .. "h", V.wide_hi(v)) .. ";")
+        elseif c.I == V and dot then
+          local a = sm.var .. ((j - 1) % nacc + 1)
+          emit(ind .. a .. " = " .. dot.sq(a, v) .. ";")
         elseif c.I == V then
           local a = sm.var .. ((j - 1) % nacc + 1)
           emit(ind .. a .. " = " .. sm.term(AV, a, v) .. ";")
@@ -289,7 +313,8 @@ function M.reduce(p, sums, load, pre, vals, also)
       local v = sm.var
       if sm.part then
         assert(p.in_regs and not tails, "row.reduce: a partial sum needs a register-resident row without tail")
-        emit(ind .. sm.part .. " = " .. V.g4.part(fold(v, AV.acc_add)) .. ";")
+        local folded = fold(v, AV.acc_add)
+        emit(ind .. sm.part .. " = " .. (dot and folded or V.g4.part(folded)) .. ";")
       else
         local e
         if sm.wide and V.wide_vt then

@@ -357,6 +357,45 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
+  it("give AVX-512 bf16 RMSNorm (not QK-norm) an AVX512_BF16 twin for every call length", function()
+    S.write(dir .. "/nt.lua", [[
+return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
+  { op = "rmsnorm", name = "r16", dim = 16384, dtype = "bf16" },
+  { op = "rmsnorm", name = "r1k", dim = 1024, dtype = "bf16" },
+  { op = "layernorm", name = "ln", dim = 4096, dtype = "bf16" },
+  { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "rmsnorm", name = "h16", dim = 1024, dtype = "f16" },
+} }
+]])
+    gen(dir .. "/nt.lua", dir)
+    local c = S.read(dir .. "/nt/nt_avx512.c")
+    -- the twin: static, its own target, sums of squares by vdpbf16ps
+    assert.is_truthy(c:find('static __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,'
+      .. 'avx512bf16"))) void nt_r1k_avx512_bf16dot(', 1, true))
+    local tw = body(c, "nt_r1k_avx512_bf16dot")
+    assert.is_truthy(tw:find("= kgi_avx512_dot_sq(", 1, true))
+    assert.is_falsy(tw:find("kgi_v2_fma(", 1, true))
+    assert.is_falsy(tw:find("kg_cpu_avx512_bf16", 1, true))
+    -- the public body calls it first, whatever the row count, and has no
+    -- vdpbf16ps itself
+    local r = body(c, "nt_r1k_avx512")
+    assert.is_truthy(r:find("{\n  if (kg_cpu_avx512_bf16()) { nt_r1k_avx512_bf16dot(rows, x, x_stride, w, y, "
+      .. "y_stride, rstd); return; }", 1, true))
+    assert.is_falsy(r:find("dot_sq", 1, true))
+    -- the twin keeps the non-temporal path and shares the slow path
+    assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("_mm512_stream_si512(", 1, true))
+    assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("nt_r16_avx512_slow(", 1, true))
+    assert.are.equal(1, select(2, c:gsub("static KG_NOINLINE void nt_r16_avx512_slow%(", "")))
+    -- no twin for f32, f16, LayerNorm, QK-norm, or AVX2
+    for _, n in ipairs({ "nt_r32_avx512_bf16dot", "nt_h16_avx512_bf16dot", "nt_ln_avx512_bf16dot",
+                         "nt_q128_avx512_bf16dot" }) do
+      assert.is_falsy(c:find(n, 1, true), n)
+    end
+    assert.is_falsy(body(c, "nt_q128_avx512"):find("kg_cpu_avx512_bf16", 1, true))
+    assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("bf16dot", 1, true))
+  end)
+
   it("chain a call's QK-norm groups into one pipeline", function()
     S.write(dir .. "/ch.lua", [[
 return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
