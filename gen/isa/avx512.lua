@@ -176,11 +176,11 @@ end
 -- a sum by less than dim x 2^-126: nothing next to eps >= 2^-100, and a
 -- smaller eps sends ss < 2^-60 to the slow path anyway.  Outputs never
 -- come from it (a flushed product would be a wrong y).
+-- Its accumulators are the f32 table's vectors, with the f32 table's ops.
 P.dot_ops = {
-  vt = "__m512i", acc_vt = "__m512", target = M.target .. ",avx512bf16",
-  acc_zero = function() return "_mm512_setzero_ps()" end,
-  acc_add = function(a, b) return "_mm512_add_ps(" .. a .. ", " .. b .. ")" end,
-  acc_hsum = function(v) return "(double)kgi_avx512_hsum(" .. v .. ")" end,
+  vt = "__m512i", acc_vt = M.vt, target = M.target .. ",avx512bf16",
+  acc_zero = M.zero, acc_add = M.add,
+  acc_hsum = function(v) return "(double)" .. M.hsum(v) end,
   load = function(ptr, off, n)
     local q = ptr .. " + " .. off
     if n == nil or n == P.W then return "_mm512_loadu_si512((const void *)(" .. q .. "))" end

@@ -113,7 +113,7 @@ end
 -- called as load(c); it keeps `ptr` so that a table summing from raw
 -- loads (V.dot, M.reduce) can read the row itself.
 function M.loader(T, ptr)
-  return setmetatable({ ptr = ptr, T = T }, {
+  return setmetatable({ ptr = ptr }, {
     __call = function(_, c) return c.I.load(T, ptr, c.off, c.n) end,
   })
 end
