@@ -18,10 +18,16 @@
 @   if p.hoist_w then return "bv" .. i end
 @   return c.I.load(T, "beta", c.off, c.n)
 @ end
-@ local function out(c, xv, i)
-@   local vm = (c.I == V) and "vm" or "mf"
+@ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs
+@ local function out(c, xv, i, fused)
 @   local vr = (c.I == V) and "vr" or "rs"
-@   local v = c.I.fma(c.I.mul(c.I.sub(xv, vm), vr), gam(c, i), bet(c, i))
+@   local v
+@   if fused then
+@     v = c.I.fma(xv, vr, (c.I == V) and "va" or "ma")
+@   else
+@     v = c.I.mul(c.I.sub(xv, (c.I == V) and "vm" or "mf"), vr)
+@   end
+@   v = c.I.fma(v, gam(c, i), bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf = row.spread_prefetch(p, c, T, "xp", 3)
 @     return (pf and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, v)
@@ -73,23 +79,43 @@
       const float mf = (float)mu;
       if (mean) mean[r] = mf;
       if (rstd) rstd[r] = rs;
-@ if p.has_vec then
-      const $(V.vt) vm = $(V.set1("mf"));
-      const $(V.vt) vr = $(V.set1("rs"));
-@ end
+@ local function outputs(fused)
 @ if p.in_regs then
 @   for i, c in ipairs(p.chunks) do
-      $(out(c, "x" .. i, i))
+        $(out(c, "x" .. i, i, fused))
 @   end
 @ else
 @   if p.loop_end > 0 then
-      for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
+        for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
 @     for j, c in ipairs(p.block) do
-        $(out(c, ld(c), j))
+          $(out(c, ld(c), j, fused))
 @     end
-      }
+        }
 @   end
 @   for j, c in ipairs(p.rest) do
-      $(out(c, ld(c), j))
+        $(out(c, ld(c), j, fused))
 @   end
 @ end
+@ end
+      /* y = fma(x, rs, -mu*rs), then gamma and beta: one op less than
+       * (x - mu) * rs, and -mu*rs rounds once (error eps |mu| rs, inside
+       * the bound; LayerNorm bf16 4096 x 8192 4-6 % faster, bench/RESULTS.md
+       * run 15).  The subtraction stays where sum(e^2) is 0 (a constant row,
+       * which must give beta exactly: x - mf is 0 there, x*rs - mu*rs is
+       * not; or a row so tiny that e^2 underflows) and where |mu| * rs nears
+       * the f32 limit (x * rs could overflow). */
+      const double mr = mu * (double)rs;
+      if (KG_UNLIKELY(sq == 0.0 || !(fabs(mr) <= (double)FLT_MAX / 2))) {
+@ if p.has_vec then
+        const $(V.vt) vm = $(V.set1("mf"));
+        const $(V.vt) vr = $(V.set1("rs"));
+@ end
+@ outputs(false)
+      } else {
+        const float ma = (float)-mr;
+@ if p.has_vec then
+        const $(V.vt) vr = $(V.set1("rs"));
+        const $(V.vt) va = $(V.set1("ma"));
+@ end
+@ outputs(true)
+      }
