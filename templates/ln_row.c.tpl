@@ -1,15 +1,20 @@
-@ -- One LayerNorm row: xr -> yr (may alias).  Two passes on registers:
-@ -- the mean from a sum kept in double lanes (exact for any row that does
-@ -- not span 29 binades, so cancelling rows such as [1e4, -1e4, 0.5, 0...]
-@ -- keep an accurate mean and a symmetric row a mean of exactly 0); then
-@ -- e = x - m1 (m1 = the mean in f32) gives sum(e^2), and
-@ -- var = sum(e^2)/D - (mu - m1)^2 (shift-invariant, Chan et al.), so large
-@ -- offsets with a small spread stay accurate.  mean(e) is taken as
+@ -- One LayerNorm row: xr -> yr (may alias).  The mean comes from a sum
+@ -- kept in double lanes (exact for any row that does not span 29 binades,
+@ -- so cancelling rows such as [1e4, -1e4, 0.5, 0...] keep an accurate mean
+@ -- and a symmetric row a mean of exactly 0); e = x - m1 gives sum(e^2),
+@ -- and var = sum(e^2)/D - (mu - m1)^2 (shift-invariant, Chan et al.), so
+@ -- large offsets with a small spread stay accurate.  mean(e) is taken as
 @ -- mu - m1 in double rather than summed: mu is the exact mean, so that
 @ -- differs from the sum of the rounded e only by their rounding (relative
 @ -- eps^2 of var), and it saves an add per vector (LayerNorm bf16 4096 x
-@ -- 8192 6-10 % faster on Zen 4, bench/RESULTS.md run 14).  A constant row
-@ -- whose mean rounds back to the constant gives beta exactly.
+@ -- 8192 6-10 % faster on Zen 4, bench/RESULTS.md run 14).
+@ -- Streamed rows (not in registers) take both sums in one pass, with m1 =
+@ -- the mean of the row's first 16 elements, so the row is read and split
+@ -- once instead of twice (LayerNorm bf16 4096 x 8192 5-10 % faster on
+@ -- Zen 4, run 15); where that m1 is further from mu than the standard
+@ -- deviation, sum(e^2) is taken again around mu.  Register rows keep two
+@ -- passes with m1 = the mean in f32.  A constant row whose mean rounds
+@ -- back to the constant gives beta exactly.
 @ local function gam(c, i)
 @   if p.hoist_w then return "gv" .. i end
 @   return c.I.load(T, "gamma", c.off, c.n)
@@ -37,16 +42,29 @@
 @ local function ld(c) return c.I.load(T, xr, c.off, c.n) end
 @ local sum = { { var = "s", wide = true, term = function(A, acc, v) return A.acc_add(acc, v) end } }
 @ local dev = {
-@   { var = "sq", term = function(A, acc, v) return A.acc_fma(v, v, acc) end },
+@   { var = "sq", centred = true, term = function(A, acc, v) return A.acc_fma(v, v, acc) end },
 @ }
-@ local function centre(c, v, tag)
-@   local e = "e" .. tag
-@   if c.I.acc_vt == "double" then
-@     -- scalar elements: x - m1 exactly in double, so sum(e^2) sees no
-@     -- rounding of e
-@     return "const double " .. e .. " = (double)" .. v .. " - (double)m1;", e
+@ -- e = x - (C variable m) as the reduce's `pre`
+@ local function centre_at(m)
+@   return function(c, v, tag)
+@     local e = "e" .. tag
+@     if c.I.acc_vt == "double" then
+@       -- scalar elements: x - m exactly in double, so sum(e^2) sees no
+@       -- rounding of e
+@       return "const double " .. e .. " = (double)" .. v .. " - (double)" .. m .. ";", e
+@     end
+@     return "const " .. c.I.vt .. " " .. e .. " = " .. row.sub(c, v, c.I == V and "v" .. m or m) .. ";", e
 @   end
-@   return "const " .. c.I.vt .. " " .. e .. " = " .. row.sub(c, v, c.I == V and "vm1" or "m1") .. ";", e
+@ end
+@ local centre = centre_at("m1")
+@ -- streamed rows: one pass sums x and (x - m1)^2 with m1 = the mean of
+@ -- the first K elements (the row is read and split once instead of twice)
+@ local fuse = not p.in_regs
+@ local K = math.min(p.dim, 16)
+@ local function prefix(lo, n)
+@   if n == 1 then return "(double)" .. S.load(T, xr, util.int(lo)) end
+@   local h = math.floor(n / 2)
+@   return "(" .. prefix(lo, h) .. " + " .. prefix(lo + h, n - h) .. ")"
 @ end
 @ local vals = nil
 @ if p.in_regs then
@@ -61,18 +79,45 @@
 @   if not nt then return nil end
 @   return function(c) return row.spread_prefetch(p, c, T, "xp", pass) end
 @ end
+@ if fuse then
+      const float m1 = (float)($(prefix(0, K)) / $(util.int(K)));
+@   if p.has_vec and V.acc_vt ~= "double" then
+      const $(V.vt) vm1 = $(V.set1("m1"));
+@   end
+@   local pf_fused = nt and function(c)
+@     local a, b = row.spread_prefetch(p, c, T, "xp", 1), row.spread_prefetch(p, c, T, "xp", 2)
+@     if a and b then return a .. " " .. b end
+@     return a or b
+@   end
+      $(indent(row.reduce(p, { sum[1], dev[1] }, ld, centre, vals, pf_fused), "      "))
+@ else
       $(indent(row.reduce(p, sum, ld, nil, vals, pf_pass(1)), "      "))
       const float m1 = (float)(s / $(D));
-@ if p.has_vec and V.acc_vt ~= "double" then
+@   if p.has_vec and V.acc_vt ~= "double" then
       const $(V.vt) vm1 = $(V.set1("m1"));
-@ end
+@   end
       $(indent(row.reduce(p, dev, ld, centre, vals, pf_pass(2)), "      "))
+@ end
       if (KG_UNLIKELY(!(sq <= (double)FLT_MAX))) {
         $(slow)(xr, yr, gamma, beta, $(mean_out), $(rstd_out));
         continue;
       }
       const double mu = s / $(D);
-      const double corr = mu - (double)m1;
+      double corr = mu - (double)m1;
+@ if fuse then
+      /* the first elements' mean was a poor shift (|mu - m1| above the
+       * standard deviation: sum(e^2) would lose more than a bit to the
+       * subtraction below): sum(e^2) once more around m2 = mu in f32 */
+      if (KG_UNLIKELY(2.0 * corr * corr > sq / $(D))) {
+        const float m2 = (float)mu;
+@   if p.has_vec and V.acc_vt ~= "double" then
+        const $(V.vt) vm2 = $(V.set1("m2"));
+@   end
+        $(indent(row.reduce(p, { { var = "sr", centred = true, term = dev[1].term } }, ld, centre_at("m2"), vals, nil), "        "))
+        sq = sr;
+        corr = mu - (double)m2;
+      }
+@ end
       double var = sq / $(D) - corr * corr;
       if (var < 0.0) var = 0.0;
       const float rs = (float)(1.0 / sqrt(var + (double)$(EPS)));

@@ -204,7 +204,9 @@ end
 -- 16384-wide sum at a few ULP even for adversarial (constant) rows.
 --   sums: list of { var = "ss", term = function(I, acc, v) -> new acc expr,
 --                   wide = true for a plain sum kept in double lanes (tables
---                   with wide_*: exact-ish means for LayerNorm) }
+--                   with wide_*: exact-ish means for LayerNorm;
+--                   centred = true: takes pre's value where some sum of
+--                   the list does not) }
 --   load: function(c) -> expression of the chunk's f32 value
 --   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
 -- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
@@ -253,37 +255,49 @@ function M.reduce(p, sums, load, pre, vals, also)
     return add(add(v .. "1", v .. "2"), add(v .. "3", v .. "4"))
   end
   local function emit(s) out[#out + 1] = s end
+  -- with `pre`, a sum marked `centred` takes pre's value, the others the
+  -- loaded one (LayerNorm's fused pass: sum(x) and sum((x - c)^2))
+  local raw = false
+  for _, sm in ipairs(sums) do
+    if pre and not sm.centred then raw = true end
+  end
   local function body(chunks, ind, tag, fixed)
     local ntail = 0
     for j, c in ipairs(chunks) do
       local v = fixed and fixed[j] or ("(" .. load(c) .. ")")
+      local cen
       if dot and c.I == V then
         emit(ind .. "const " .. dot.vt .. " " .. tag .. j .. " = " .. dot.load(load.ptr, c.off, c.n) .. ";")
         v = tag .. j
       elseif pre then
+        if raw and not fixed then
+          emit(ind .. "const " .. c.I.vt .. " " .. tag .. j .. " = " .. v .. ";")
+          v = tag .. j
+        end
         local decl
-        decl, v = pre(c, v, tag .. j)
+        decl, cen = pre(c, v, tag .. j)
         emit(ind .. decl)
       elseif not fixed then
         emit(ind .. "const " .. c.I.vt .. " " .. tag .. j .. " = " .. v .. ";")
         v = tag .. j
       end
       for _, sm in ipairs(sums) do
+        local sv = cen and (sm.centred or not raw) and cen or v
         if c.I == V and sm.wide and V.wide_vt then
           -- a plain sum kept in double lanes: f32 -> two double halves
           local a = sm.var .. ((j - 1) % M.NACC + 1)
-          emit(ind .. a .. "l = " .. V.wide_add(a .. "l", V.wide_lo(v)) .. ";")
-          emit(ind .. a .. "h = " .. V.wide_add(a .. "h", V.wide_hi(v)) .. ";")
+          emit(ind .. a .. "l = " .. V.wide_add(a .. "l", V.wide_lo(sv)) .. ";")
+          emit(ind .. a .. "h = " .. V.wide_add(a .. "h", V.wide_hi(sv)) .. ";")
         elseif c.I == V and dot then
           local a = sm.var .. ((j - 1) % nacc + 1)
-          emit(ind .. a .. " = " .. dot.sq(a, v) .. ";")
+          emit(ind .. a .. " = " .. dot.sq(a, sv) .. ";")
         elseif c.I == V then
           local a = sm.var .. ((j - 1) % nacc + 1)
-          emit(ind .. a .. " = " .. sm.term(AV, a, v) .. ";")
+          emit(ind .. a .. " = " .. sm.term(AV, a, sv) .. ";")
         else
           ntail = ntail + 1
           local a = sm.var .. "t"
-          emit(ind .. a .. " = " .. sm.term(AS, a, v) .. ";")
+          emit(ind .. a .. " = " .. sm.term(AS, a, sv) .. ";")
         end
       end
       local extra = also and also(c, j)
