@@ -137,22 +137,6 @@ __device__ __forceinline__ F kg_cu_block_sum(F v, F *red)
   return kg_cu_warp_sum(v);
 }
 
-/* Why: two block sums behind one barrier (red holds 2 * NW). */
-template <int NW, typename F>
-__device__ __forceinline__ void kg_cu_block_sum2(F &a, F &b, F *red)
-{
-  a = kg_cu_warp_sum(a);
-  b = kg_cu_warp_sum(b);
-  const int lane = threadIdx.x & 31;
-  if (lane == 0) {
-    red[threadIdx.x >> 5] = a;
-    red[NW + (threadIdx.x >> 5)] = b;
-  }
-  __syncthreads();
-  a = kg_cu_warp_sum(lane < NW ? red[lane] : F(0));
-  b = kg_cu_warp_sum(lane < NW ? red[NW + lane] : F(0));
-}
-
 /* Why: 1/sqrt(v) rounded to f32 for v in [FLT_MIN, FLT_MAX]: the hardware
  * f32 estimate (2 ulp) refined by one Newton step in double has an error
  * near 2^-44, so its f32 rounding is (all but always) the correctly rounded

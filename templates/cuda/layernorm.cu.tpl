@@ -12,7 +12,7 @@ static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB)))
   for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
        r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
 @   else
-  __shared__ float kg_red2[$(util.int(2 * L.NW))];
+  __shared__ float kg_red[$(util.int(L.NW))];
   __shared__ double kg_redd2[$(util.int(L.NW))];
   __shared__ double kg_redd[$(util.int(L.NW))];
   const int t = threadIdx.x;

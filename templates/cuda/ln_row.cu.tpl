@@ -1,10 +1,11 @@
 @ -- The LayerNorm body of R rows at once (R > 1 only in warp-per-row
 @ -- kernels).  Row ri: xr[ri] -> yr[ri] (may alias), present when ok[ri]
 @ -- (warp-uniform); thread t of the row group holds the rows in xv (read
-@ -- once).  Two passes as the CPU's ln_row.c.tpl: the mean from a sum in
-@ -- double (m1 = it in f32); then d = x - m1 gives sum(d) and sum(d^2),
-@ -- var = sum(d^2)/D - (sum(d)/D)^2.  Squared deviations not finite in f32
-@ -- -> the CPU's slow path in double.
+@ -- once).  Two passes as the CPU's ln_row.c.tpl: the mean mu from a sum
+@ -- in double (m1 = it in f32); then d = x - m1 gives sum(d^2), and
+@ -- var = sum(d^2)/D - (mu - m1)^2 (mu is exact, so mean(d) is taken as
+@ -- mu - m1 rather than summed: one reduction less).  Squared deviations
+@ -- not finite in f32 -> the CPU's slow path in double.
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local R = util.int(L.R)
 @ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV
@@ -52,11 +53,10 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
 @ else
     s[0] = kg_cu_block_sum<$(NW)>(s[0], kg_redd);
 @ end
-    float m1[$(R)], sd[$(R)], sq[$(R)];
+    float m1[$(R)], sq[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
       m1[ri] = (float)(s[ri] * $(INV_D));
-      sd[ri] = 0.0f;
       sq[ri] = 0.0f;
 #pragma unroll
       for (int c = 0; c < $(C); c++) {
@@ -64,23 +64,21 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
 #pragma unroll
         for (int j = 0; j < $(VE); j++) {
           const float e = $(X) - m1[ri];
-          sd[ri] += e;
           sq[ri] = fmaf(e, e, sq[ri]);
         }
       }
     }
 @ if P.warp then
-    kg_cu_warp_sum_n(sd);
     kg_cu_warp_sum_n(sq);
 @ else
-    kg_cu_block_sum2<$(NW)>(sd[0], sq[0], kg_red2);
+    sq[0] = kg_cu_block_sum<$(NW)>(sq[0], kg_red);
 @ end
     /* every row's fast-path statistics first, without branches, so that
      * the rows' dependency chains overlap (unused for a slow-path row) */
     float mfs[$(R)], rsf[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
-      const double corr = (double)sd[ri] * $(INV_D);
+      const double corr = s[ri] * $(INV_D) - (double)m1[ri];
       double var = (double)sq[ri] * $(INV_D) - corr * corr;
       if (var < 0.0) var = 0.0;
       mfs[ri] = (float)(s[ri] * $(INV_D));
