@@ -573,12 +573,33 @@ static int kt_applies(const kg_variant *v, unsigned f) {
   return 1;
 }
 
+/* Test case names: Check keeps the pointers for the life of the runner,
+ * so they are freed after srunner_free (the sanitized suite checks for
+ * leaks). */
+static char **kt_names;
+static size_t kt_nnames, kt_names_cap;
+
 /* Why: a test case per (contract, variant) so the report names both. */
 static void kt_register(Suite *s, const char *id, const TTest *fn, int idx,
                         const char *symbol) {
   size_t len = strlen(id) + (symbol ? strlen(symbol) : 0) + 4;
-  char *name = malloc(len); /* lives as long as the suite */
+  char *name = malloc(len);
   TCase *tc;
+  if (!name) {
+    fprintf(stderr, "test_kernels: out of memory\n");
+    exit(2);
+  }
+  if (kt_nnames == kt_names_cap) {
+    size_t cap = kt_names_cap ? 2 * kt_names_cap : 1024;
+    char **grown = realloc(kt_names, cap * sizeof *grown);
+    if (!grown) {
+      fprintf(stderr, "test_kernels: out of memory\n");
+      exit(2);
+    }
+    kt_names = grown;
+    kt_names_cap = cap;
+  }
+  kt_names[kt_nnames++] = name;
   snprintf(name, len, "%s%s%s", id, symbol ? ": " : "", symbol ? symbol : "");
   tc = tcase_create(name);
   tcase_set_timeout(tc, KT_TIMEOUT);
@@ -647,5 +668,9 @@ int main(void) {
   srunner_run_all(sr, CK_ENV);
   nf = srunner_ntests_failed(sr);
   srunner_free(sr);
+  for (i = 0; i < kt_nnames; i++)
+    free(kt_names[i]);
+  free(kt_names);
+  free(kt_runv);
   return nf == 0 ? 0 : 1;
 }
