@@ -74,7 +74,7 @@
       const $(c.I.vt) x$(i) = $(ld(c));
 @   end
 @ end
-@ -- non-temporal rows ask for the next row through all three passes
+@ -- non-temporal rows ask for the next row through all the passes
 @ local function pf_pass(pass)
 @   if not nt then return nil end
 @   return function(c) return row.spread_prefetch(p, c, T, "xp", pass) end

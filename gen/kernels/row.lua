@@ -158,10 +158,11 @@ function M.next_row_prefetch(p, c, T, xp)
   return table.concat(out, " ")
 end
 
--- Why: LayerNorm's form of M.next_row_prefetch.  Its first two passes are
--- long arithmetic on a row already in L1, during which nothing was asked
--- of memory; spreading the next row over all three passes (a quarter each
--- in passes 1 and 2, the second half in pass 3) keeps reads in flight
+-- Why: LayerNorm's form of M.next_row_prefetch.  Its sums are long
+-- arithmetic on a row already in L1, during which nothing was asked of
+-- memory; spreading the next row over the passes (a quarter each in
+-- passes 1 and 2, the second half in pass 3; ln_row.c.tpl's one-pass sums
+-- of a streamed row ask for both quarters) keeps reads in flight
 -- throughout (LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x memcpy on
 -- a Zen 5 core, bench/RESULTS.md run 10).  One statement per loop step,
 -- on the step's first chunk; nil for every other chunk.  A row shorter
