@@ -27,9 +27,19 @@
 @ -- fused form (rmsnorm.c.tpl, wide rows): this row's sum came from the
 @ -- previous step (sn); its second pass runs inside the first pass of the
 @ -- next row xn (NULL on the last row), so the two rows' work overlaps.
+@ -- `ahead2` (pack.lua): the sum came from two steps back and the scale
+@ -- from the previous step (rn); the second pass runs inside the first
+@ -- pass of row r + 2 (NULL on the last two rows), and the next row's
+@ -- scale is computed now, from its finished sum (sn2), while this row is
+@ -- written, so the sqrt -> divide chain does not stall the start of a
+@ -- step.
 @ local sqn, ldn = row.sum_sq("sq"), row.loader(T, "xn")
 @ if fused then
       const double ss = sn;
+@   if ahead2 then
+      const float rc = rn;
+      rn = (float)(1.0 / sqrt(sn2 / $(D) + (double)$(EPS)));
+@   end
 @ else
       $(indent(row.reduce(p, sq, ld, nil, vals), "      "))
 @ end
@@ -38,12 +48,23 @@
 @ if fused then
         if (xn) {
           $(indent(row.reduce(p, sqn, ldn), "          "))
+@   if ahead2 then
+          sn = sn2;
+          sn2 = sq;
+        } else {
+          sn = sn2;
+@   else
           sn = sq;
+@   end
         }
 @ end
         continue;
       }
+@ if fused and ahead2 then
+      const float rs = rc;
+@ else
       const float rs = (float)(1.0 / sqrt(ss / $(D) + (double)$(EPS)));
+@ end
 @ if rstd_store then
       $(rstd_store) = rs;
 @ end
@@ -58,9 +79,17 @@
 @   if fused then
       if (xn) {
         $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end), "        "))
+@     if ahead2 then
+        sn = sn2;
+        sn2 = sq;
+@     else
         sn = sq;
+@     end
         continue;
       }
+@     if ahead2 then
+      sn = sn2;
+@     end
 @   end
 @   if p.loop_end > 0 then
       for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {

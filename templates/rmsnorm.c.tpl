@@ -34,6 +34,23 @@ $(row_body_nt)
   }
 @ end
 @ if row_body_fused then
+@   if ahead2 then
+  /* Each step normalizes row r while summing the squares of row r + 2,
+   * and starts the scale of row r + 1 (summed the step before), so a row's
+   * sqrt -> divide runs a whole step ahead of its second pass. */
+  double sn, sn2 = 0.0;
+  {
+    const $(CT) *xn = x;
+    $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
+    sn = sq;
+  }
+  if (rows > 1) {
+    const $(CT) *xn = x + x_stride;
+    $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
+    sn2 = sq;
+  }
+  float rn = (float)(1.0 / sqrt(sn / $(D) + (double)$(EPS)));
+@   else
   /* Each step normalizes row r while summing the squares of row r + 1. */
   double sn;
   {
@@ -41,10 +58,11 @@ $(row_body_nt)
     $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
     sn = sq;
   }
+@   end
   for (size_t r = 0; r < rows; r++) {
     const $(CT) *xr = x + r * x_stride;
     $(CT) *yr = y + r * y_stride;
-    const $(CT) *xn = r + 1 < rows ? xr + x_stride : NULL;
+    const $(CT) *xn = r + $(ahead2 and 2 or 1) < rows ? xr + $(ahead2 and "2 * " or "")x_stride : NULL;
 $(row_body_fused)
   }
 @ else

@@ -396,6 +396,34 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("bf16dot", 1, true))
   end)
 
+  it("sum two rows ahead only in AVX-512 16-bit RMSNorm rows of at most 2 KiB", function()
+    S.write(dir .. "/ah.lua", [[
+return { name = "ah", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "b1k", dim = 1024, dtype = "bf16" },
+  { op = "rmsnorm", name = "h1k", dim = 1024, dtype = "f16" },
+  { op = "rmsnorm", name = "b1025", dim = 1025, dtype = "bf16" },
+  { op = "rmsnorm", name = "f512", dim = 512, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/ah.lua", dir)
+    local c = S.read(dir .. "/ah/ah_avx512.c")
+    local two = "const kg_bf16 *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;"
+    local one = "const kg_bf16 *xn = r + 1 < rows ? xr + x_stride : NULL;"
+    -- the next row's scale is started a step early from its finished sum
+    for _, n in ipairs({ "ah_b1k_avx512", "ah_b1k_avx512_bf16dot" }) do
+      local b = body(c, n)
+      assert.is_truthy(b:find(two, 1, true), n)
+      assert.is_truthy(b:find("rn = (float)(1.0 / sqrt(sn2 / 1024 + (double)1e-06f));", 1, true), n)
+      assert.is_truthy(b:find("const float rs = rc;", 1, true), n)
+    end
+    assert.is_truthy(body(c, "ah_h1k_avx512"):find("r + 2 < rows ? xr + 2 * x_stride", 1, true))
+    assert.is_truthy(body(c, "ah_b1025_avx512"):find(one, 1, true))
+    assert.is_truthy(body(c, "ah_f512_avx512"):find("r + 1 < rows ? xr + x_stride", 1, true))
+    local a2 = S.read(dir .. "/ah/ah_avx2.c")
+    assert.is_truthy(body(a2, "ah_b1k_avx2"):find(one, 1, true))
+    assert.is_falsy(a2:find("sn2", 1, true))
+  end)
+
   it("chain a call's QK-norm groups into one pipeline", function()
     S.write(dir .. "/ch.lua", [[
 return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
