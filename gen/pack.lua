@@ -160,14 +160,12 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.nt_xp = env.row_body_nt ~= nil and env.row_body_nt:find("%f[%w_]xp%f[^%w_]") ~= nil
   -- out-of-place ops with wide rows: row r's second pass fused with row
   -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
-  -- `ahead2`: AVX-512 16-bit rows of at most 2 KiB sum row r + 2 instead
-  -- and start row r + 1's scale a step early: their per-row loop is short
-  -- enough that the sqrt -> divide chain showed (RMSNorm 1024 x 64 bf16
-  -- 8-12 % faster on a Zen 4 core, bench/RESULTS.md run 15), while f32
-  -- 1024 rows (8 % slower: rows r .. r + 2 leave L1) and AVX2 (5 %
-  -- slower) keep one row ahead
+  -- `ahead2`: 16-bit rows of at most the table's ahead2_bytes16 sum row
+  -- r + 2 instead and start row r + 1's scale a step early (their per-row
+  -- loop is short enough that the sqrt -> divide chain showed)
   if op.fuse_rows and not p.in_regs and V.name ~= "scalar" then
-    env.ahead2 = V.name == "avx512" and k.dtype ~= "f32" and p.dim * util.BYTES[k.dtype] <= 2048
+    env.ahead2 = V.ahead2_bytes16 ~= nil and k.dtype ~= "f32"
+      and k.dim * util.BYTES[k.dtype] <= V.ahead2_bytes16
     env.fused = true
     env.row_body_fused = render(dirs, op.row, env)
     env.fused = false

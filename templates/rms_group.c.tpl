@@ -44,7 +44,7 @@
       const double ss$(g) = sn$(g);
 @   end
 @   for g = 0, G - 1 do
-      const float rs$(g) = (float)(1.0 / sqrt(ss$(g) / $(D) + (double)$(EPS)));
+      const float rs$(g) = $(row.rms_scale("ss" .. g, D, EPS));
 @   end
 @ end
       if (more) {

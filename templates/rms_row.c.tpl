@@ -34,11 +34,17 @@
 @ -- written, so the sqrt -> divide chain does not stall the start of a
 @ -- step.
 @ local sqn, ldn = row.sum_sq("sq"), row.loader(T, "xn")
+@ -- the carried sums moved on one row at the end of a step (`summed`: the
+@ -- step summed a row, in sq)
+@ local function advance(summed)
+@   if ahead2 then return summed and "sn = sn2; sn2 = sq;" or "sn = sn2;" end
+@   return summed and "sn = sq;" or nil
+@ end
 @ if fused then
       const double ss = sn;
 @   if ahead2 then
       const float rc = rn;
-      rn = (float)(1.0 / sqrt(sn2 / $(D) + (double)$(EPS)));
+      rn = $(row.rms_scale("sn2", D, EPS));
 @   end
 @ else
       $(indent(row.reduce(p, sq, ld, nil, vals), "      "))
@@ -48,13 +54,10 @@
 @ if fused then
         if (xn) {
           $(indent(row.reduce(p, sqn, ldn), "          "))
-@   if ahead2 then
-          sn = sn2;
-          sn2 = sq;
+          $(advance(true))
+@   if advance(false) then
         } else {
-          sn = sn2;
-@   else
-          sn = sq;
+          $(advance(false))
 @   end
         }
 @ end
@@ -63,7 +66,7 @@
 @ if fused and ahead2 then
       const float rs = rc;
 @ else
-      const float rs = (float)(1.0 / sqrt(ss / $(D) + (double)$(EPS)));
+      const float rs = $(row.rms_scale("ss", D, EPS));
 @ end
 @ if rstd_store then
       $(rstd_store) = rs;
@@ -79,16 +82,11 @@
 @   if fused then
       if (xn) {
         $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end), "        "))
-@     if ahead2 then
-        sn = sn2;
-        sn2 = sq;
-@     else
-        sn = sq;
-@     end
+        $(advance(true))
         continue;
       }
-@     if ahead2 then
-      sn = sn2;
+@     if advance(false) then
+      $(advance(false))
 @     end
 @   end
 @   if p.loop_end > 0 then

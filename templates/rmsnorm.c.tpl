@@ -39,25 +39,22 @@ $(row_body_nt)
    * and starts the scale of row r + 1 (summed the step before), so a row's
    * sqrt -> divide runs a whole step ahead of its second pass. */
   double sn, sn2 = 0.0;
+@   else
+  /* Each step normalizes row r while summing the squares of row r + 1. */
+  double sn;
+@   end
   {
     const $(CT) *xn = x;
     $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
     sn = sq;
   }
+@   if ahead2 then
   if (rows > 1) {
     const $(CT) *xn = x + x_stride;
     $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
     sn2 = sq;
   }
-  float rn = (float)(1.0 / sqrt(sn / $(D) + (double)$(EPS)));
-@   else
-  /* Each step normalizes row r while summing the squares of row r + 1. */
-  double sn;
-  {
-    const $(CT) *xn = x;
-    $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "    "))
-    sn = sq;
-  }
+  float rn = $(row.rms_scale("sn", D, EPS));
 @   end
   for (size_t r = 0; r < rows; r++) {
     const $(CT) *xr = x + r * x_stride;

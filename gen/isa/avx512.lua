@@ -11,6 +11,11 @@ local M = {
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
   vt = "__m512",
+  -- 16-bit RMSNorm rows up to this many bytes run two rows ahead
+  -- (pack.lua `ahead2`): measured 8-12 % faster at 1024 bf16 on a Zen 4
+  -- core, while f32 rows and AVX2 measured slower that way
+  -- (bench/RESULTS.md run 15)
+  ahead2_bytes16 = 2048,
 }
 
 local function mask(n) return string.format("(__mmask16)0x%04x", 2 ^ n - 1) end
@@ -110,7 +115,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 -- even/odd order never shows; sums do not care about order.
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
-  guard = M.guard, includes = M.includes,
+  guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 

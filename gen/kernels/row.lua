@@ -199,6 +199,14 @@ function M.sub(c, a, b)
   return c.I.sub(a, b)
 end
 
+-- Why: the C expression of a row's f32 RMSNorm scale 1/sqrt(ss/D + eps)
+-- from its double sum of squares `ss`: one spelling for every place that
+-- computes it (a row, a group, a scale started a step early), so the same
+-- sum gives the same bits wherever it is scaled.
+function M.rms_scale(ss, D, EPS)
+  return "(float)(1.0 / sqrt(" .. ss .. " / " .. D .. " + (double)" .. EPS .. "))"
+end
+
 -- Why: the C code of one or more sums over a row, blocked so that f32
 -- partial sums never run long: full blocks of about 256 elements are
 -- reduced to double and added up there, which keeps the error of a
