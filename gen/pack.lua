@@ -87,14 +87,16 @@ local LONG_GROUP_BYTES = 1024
 local STAGE_MAX = 1024
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
--- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm) a
--- second, static body <sym>_bf16dot whose sums of squares use AVX512_BF16
--- (isa/avx512.lua P.dot_ops); the public function calls it, for every call
--- length, when the CPU has that extension (kg_cpu_avx512_bf16), so a pack
+-- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm,
+-- QK-norm) a second, static body <sym>_bf16dot whose sums of squares use
+-- AVX512_BF16 (isa/avx512.lua P.dot_ops); the public function calls it,
+-- for every call length, when the CPU has that extension
+-- (kg_cpu_avx512_bf16), so a pack
 -- built for "avx512" takes it where it exists and runs the plain body
--- elsewhere.  QK-norm has no twin: there it was faster for decode only,
--- and switching by call size would give a head different bits in decode
--- and prefill (KT-QKN-LONG; bench/RESULTS.md runs 13-14).  `twin_of`:
+-- elsewhere.  Never switched by call size: a head or row gets the same
+-- bits in decode and prefill (KT-QKN-LONG).  QK-norm's twin waited until
+-- prefill was grouped (it slowed streamed prefill, bench/RESULTS.md run
+-- 13; run 16: decode 7 % faster, prefill no slower).  `twin_of`:
 -- the public symbol, when rendering that twin.
 local function kernel_body(dirs, spec, k, V, twin_of)
   if V.for_dtype then V = V.for_dtype(k.dtype, k.rounding) end
@@ -219,8 +221,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- sums (no weights in them), then the step per weight set; V4 only for
   -- the groups of 4
   local G, V4 = env.G, env.V4
+  -- `ahead2_of(g)`: chained groups of 4 on a table with ahead2_group sum
+  -- the group two ahead and start the next group's rs a step early
+  -- (rms_group.c.tpl, qk_norm.c.tpl), as `ahead2` does for rows
+  env.ahead2_of = function(g) return g == 4 and V4 and env.chained(g) and V.ahead2_group == true end
   local function render_groups(g)
     env.G, env.V4, env.p = g, V4 and g == 4, pg
+    env.ahead2g = env.ahead2_of(g)
     env.part = "sums"
     env["group_sums" .. g] = render(dirs, op.group, env)
     env.group_sums = env["group_sums" .. g]

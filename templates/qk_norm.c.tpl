@@ -19,9 +19,12 @@ $(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(r
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K
  * ($(k.num_kv_heads) heads) of $(D) $(T) elements, in place, eps $(util.f32(k.eps)),
  * rounding "$(k.rounding)"; $(layout_doc). */
-$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
+$(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
     size_t k_stride, const $(CT) *q_w, const $(CT) *k_w)
 {
+@ if dot_call then
+  $(dot_call)
+@ end
   if (tokens == 0) return; /* touch nothing, not even the weights */
 @ if stage_code ~= "" then
   $(stage_code)
@@ -33,8 +36,9 @@ $(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @   end
 @ end
 @ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>
-@ local function first_sums(ind, G, ptr)
-@   if V4 and G == 4 then
+@ local function first_sums(ind, G, ptr, again)
+@   if again then
+@   elseif V4 and G == 4 then
 $(ind)$(V.g4.svt) snv;
 @   else
 @     local sn = {}
@@ -67,7 +71,9 @@ $(ind)}
 @     local inner = idx .. " + " .. G .. " < " .. ng
 @     local after = ptr("(" .. idx .. " + " .. G .. ")")
 @     local more, nx = inner, after
-@     if chain then
+@     if chain and chain.nx2 then
+@       more, nx = chain.more2(idx), chain.nx2(idx)
+@     elseif chain then
 @       more = chain.has_next == "1" and "1" or (inner .. " || " .. chain.has_next)
 @       nx = inner .. " ? " .. after .. " : " .. chain.nxt
 @     end
@@ -114,7 +120,21 @@ $(ind)}
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
 @     local chain = chained(g)
-@     if chain then
+@     local nq, nk = k.num_heads, k.num_kv_heads
+@     if chain and ahead2_of(g) then
+@       -- two groups ahead (rms_group.c.tpl, ahead2g): a step sums the
+@       -- group two after its own in the call's sequence of groups (Q's,
+@       -- then K's, then the next token's) and starts the next one's rs
+  /* the first group's sums and rs, then the second group's sums; every
+   * step sums the group two ahead, across loops and tokens */
+@       first_sums("  ", g, function(i) return "q + " .. i .. " * " .. D end)
+  $(V.g4.svt) ssc = snv;
+  $(V.g4.rvt) rqc = $(V.g4.rs4("snv", D, EPS));
+@       first_sums("  ", g, function(i)
+@         if nq >= 2 * g then return "q + (" .. util.int(g) .. " + " .. i .. ") * " .. D end
+@         return "k + " .. i .. " * " .. D
+@       end, true)
+@     elseif chain then
   /* the first group's sums; every step sums the next group, across loops */
 @       first_sums("  ", g, function(i) return "q + " .. i .. " * " .. D end)
 @     end
@@ -126,6 +146,22 @@ $(ind)}
 @     if chain then
 @       cq = { nxt = "k + t * k_stride", has_next = "1" }
 @       ck = { nxt = "q + (t + 1 < tokens ? t + 1 : t) * q_stride", has_next = "t + 1 < tokens" }
+@     end
+@     if chain and ahead2_of(g) then
+@       -- the group two ahead of the one at head h of this loop (a loop of
+@       -- n heads, then one of m, then this loop's next token)
+@       local tn = "(t + 1 < tokens ? t + 1 : t)"
+@       local function two_ahead(a, sa, n, b, sb, m, tb)
+@         return function(h)
+@           local f = "(" .. h .. " + " .. util.int(2 * g) .. ")"
+@           return string.format("%s < %d ? %s + t * %s + %s * %s : %s - %d < %d ? %s + %s * %s + (%s - %d) * %s : %s + %s * %s + (%s - %d) * %s",
+@             f, n, a, sa, f, D, f, n, m, b, tb, sb, f, n, D, a, tn, sa, f, n + m, D)
+@         end
+@       end
+@       cq.nx2 = two_ahead("q", "q_stride", nq, "k", "k_stride", nk, "t")
+@       cq.more2 = function(h) return h .. " + " .. util.int(2 * g) .. " < " .. util.int(nq + nk) .. " || t + 1 < tokens" end
+@       ck.nx2 = two_ahead("k", "k_stride", nk, "q", "q_stride", nq, tn)
+@       ck.more2 = function(h) return h .. " + " .. util.int(2 * g) .. " < " .. util.int(nk) .. " || t + 1 < tokens" end
 @     end
 @     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", "pfq", g, cq)
 @     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)

@@ -5,7 +5,10 @@
 @ -- a step starts the G scalar chains of its group (whose sums the previous
 @ -- step made), then sums the next group (xn<g>, when `more`), then runs its
 @ -- own second passes, so each chain has a whole group's first pass to
-@ -- finish in and the second passes rarely wait.
+@ -- finish in and the second passes rarely wait.  `ahead2g` (pack.lua
+@ -- ahead2_of; chained groups of 4 on AVX-512): the frame sums two groups
+@ -- ahead and a step starts the next group's rs (rqc, from snv) while using
+@ -- the one started a step before, so a chain has two groups to finish in.
 @ -- part "sums": the next group's sums into sn<g> (declared by the frame);
 @ -- the frame also defines `more` and `nx`, the next group's first row (its
 @ -- rows follow at head_dim apart: the next heads, or the next loop's).
@@ -36,7 +39,14 @@
 @ else
 @ local tests = {}
 @ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
-@ if V4 then
+@ if V4 and ahead2g then
+      /* two groups ahead: this group's rs was started a step ago; start
+       * the next one's now and sum the group after it (qk_norm.c.tpl) */
+      const $(V.g4.svt) ssv = ssc;
+      const $(V.g4.rvt) rq = rqc;
+      ssc = snv;
+      rqc = $(V.g4.rs4("snv", D, EPS));
+@ elseif V4 then
       const $(V.g4.svt) ssv = snv;
       const $(V.g4.rvt) rq = $(V.g4.rs4("ssv", D, EPS));
 @ else

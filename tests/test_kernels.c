@@ -654,11 +654,11 @@ int main(void) {
          "%s; %zu test cases\n",
          (size_t)kgt_num_variants, kt_nrun, nskip, kg_cpu_isa_name(cap),
          nreg + 1);
-  /* which body the avx512 bf16 RMSNorm variants run (make
+  /* which body the avx512 bf16 RMSNorm and QK-norm variants run (make
    * test-kernels-nobf16 runs the suite again with KGEN_AVX512_BF16=0 for
    * the other one) */
   if (kg_cpu_has(KG_ISA_AVX512))
-    printf("avx512 bf16 RMSNorm sums: %s\n",
+    printf("avx512 bf16 RMSNorm / QK-norm sums: %s\n",
            kg_cpu_avx512_bf16() ? "vdpbf16ps (AVX512_BF16 twin)"
                                 : "split + FMA (plain body)");
   printf("NOT RUN FALSIFY-QKN-006 (GPU vs CPU): needs a GPU; not part of "

@@ -16,6 +16,11 @@ local M = {
   -- core, while f32 rows and AVX2 measured slower that way
   -- (bench/RESULTS.md run 15)
   ahead2_bytes16 = 2048,
+  -- chained QK-norm groups of 4 sum two groups ahead and start the next
+  -- group's rs a step early (pack.lua `ahead2_of`): decode 40 x 128 bf16
+  -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no
+  -- slower (RESULTS run 16); AVX2 measured no gain
+  ahead2_group = true,
 }
 
 local function mask(n) return string.format("(__mmask16)0x%04x", 2 ^ n - 1) end
@@ -115,7 +120,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 -- even/odd order never shows; sums do not care about order.
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
-  guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16,
+  guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 
@@ -173,8 +178,8 @@ function P.sub_masked(a, b, n)
   return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)
 end
 
--- Why: the AVX512_BF16 twin (pack.lua renders it for bf16 RMSNorm,
--- row.reduce uses it): sums of squares from the raw 32-bf16 load by one
+-- Why: the AVX512_BF16 twin (pack.lua renders it for bf16 RMSNorm and
+-- QK-norm, row.reduce uses it): sums of squares from the raw 32-bf16 load by one
 -- vdpbf16ps (kgi_avx512_dot_sq) instead of a split and two FMAs; on a
 -- Zen 4 core RMSNorm 1024 x 64 bf16 about 10 % faster (bench/RESULTS.md
 -- run 14).  Its flushing of subnormal products (DAZ/FTZ) moves

@@ -3,6 +3,7 @@
 return {
   op = "qk_norm",
   live = 3,                       -- x, q_w and k_w kept in registers
+  dot_twin = true,                -- AVX512_BF16 sums where a table has them
   frame = "qk_norm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   group = "rms_group.c.tpl",      -- several heads per step (short rows)
   params = {

@@ -261,9 +261,12 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     local grouped, stream = q:sub(1, cut), q:sub(cut)
     assert.is_truthy(grouped:find("h += 4", 1, true))
     assert.is_falsy(stream:find("h += 4", 1, true))
-    local rs4, more = grouped:find("const __m512 rq = kgi_avx512_rs4(ssv, 128, (double)1e-06f);", 1, true),
+    -- (AVX-512 groups of 4: two groups ahead, the next group's rs started
+    -- a step before it is used)
+    local rs4, more = grouped:find("rqc = kgi_avx512_rs4(snv, 128, (double)1e-06f);", 1, true),
       grouped:find("if (more) {", 1, true)
     assert.is_truthy(rs4 and more and rs4 < more)
+    assert.is_truthy(grouped:find("const __m512 rq = rqc;", 1, true))
     -- the four rows' sums finish together (one transposed reduction, one
     -- vector of rs, one slow-path test); row g takes lane g
     assert.is_truthy(grouped:find("snv = kgi_avx512_hsum4(hv0, hv1, hv2, hv3);", 1, true))
@@ -357,7 +360,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
-  it("give AVX-512 bf16 RMSNorm (not QK-norm) an AVX512_BF16 twin for every call length", function()
+  it("give AVX-512 bf16 RMSNorm and QK-norm an AVX512_BF16 twin for every call length", function()
     S.write(dir .. "/nt.lua", [[
 return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
@@ -387,12 +390,17 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("_mm512_stream_si512(", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("nt_r16_avx512_slow(", 1, true))
     assert.are.equal(1, select(2, c:gsub("static KG_NOINLINE void nt_r16_avx512_slow%(", "")))
-    -- no twin for f32, f16, LayerNorm, QK-norm, or AVX2
-    for _, n in ipairs({ "nt_r32_avx512_bf16dot", "nt_h16_avx512_bf16dot", "nt_ln_avx512_bf16dot",
-                         "nt_q128_avx512_bf16dot" }) do
+    -- QK-norm: decode and prefill alike (a head gets the same bits at
+    -- any call length, KT-QKN-LONG); its groups' sums use it too
+    assert.is_truthy(body(c, "nt_q128_avx512"):find("{\n  if (kg_cpu_avx512_bf16()) { nt_q128_avx512_bf16dot(tokens, "
+      .. "q, q_stride, k, k_stride, q_w, k_w); return; }", 1, true))
+    local qt = body(c, "nt_q128_avx512_bf16dot")
+    assert.is_truthy(qt:find("tn2 = kgi_avx512_dot_sq(tn2, v4);", 1, true))
+    assert.is_falsy(qt:find("kgi_v2_fma(", 1, true))
+    -- no twin for f32, f16, LayerNorm, or AVX2
+    for _, n in ipairs({ "nt_r32_avx512_bf16dot", "nt_h16_avx512_bf16dot", "nt_ln_avx512_bf16dot" }) do
       assert.is_falsy(c:find(n, 1, true), n)
     end
-    assert.is_falsy(body(c, "nt_q128_avx512"):find("kg_cpu_avx512_bf16", 1, true))
     assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("bf16dot", 1, true))
   end)
 
@@ -430,6 +438,7 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "b", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "f", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "qk_norm", name = "odd", head_dim = 128, num_heads = 8, num_kv_heads = 2, dtype = "bf16" },
+  { op = "qk_norm", name = "q4", head_dim = 64, num_heads = 4, num_kv_heads = 4, dtype = "bf16" },
   { op = "qk_norm", name = "hm", head_dim = 128, num_heads = 8, num_kv_heads = 4, dtype = "bf16",
     layout = "head_major" },
 } }
@@ -437,14 +446,37 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     gen(dir .. "/ch.lua", dir)
     local c = S.read(dir .. "/ch/ch_avx512.c")
     local function grouped(name) return body(c, name) end
-    -- 32 + 8 heads: the first group summed once per call; the last Q step
-    -- sums K's first group, the last K step the next token's first Q group
-    local b = grouped("ch_b_avx512")
-    local _, prologues = b:gsub("__m256d snv;", "")
+    -- 32 + 8 heads on AVX2: the first group summed once per call; the last
+    -- Q step sums K's first group, the last K step the next token's first
+    -- Q group
+    local a2 = body(S.read(dir .. "/ch/ch_avx2.c"), "ch_b_avx2")
+    local _, prologues = a2:gsub("__m256d snv;", "")
     assert.equals(1, prologues)
-    assert.is_truthy(b:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
-    assert.is_truthy(b:find("const int more = h + 4 < 8 || t + 1 < tokens;", 1, true))
-    assert.is_truthy(b:find(": q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
+    assert.is_truthy(a2:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
+    assert.is_truthy(a2:find("const int more = h + 4 < 8 || t + 1 < tokens;", 1, true))
+    assert.is_truthy(a2:find(": q + (t + 1 < tokens ? t + 1 : t) * q_stride;", 1, true))
+    assert.is_falsy(a2:find("rqc", 1, true))
+    -- AVX-512 runs two groups ahead: the first two groups summed once per
+    -- call (the second is Q's, or K's first where Q has one group); a Q
+    -- step sums the group two on, in Q, in K or in the next token's Q
+    local b = grouped("ch_b_avx512")
+    _, prologues = b:gsub("__m256d snv;", "")
+    assert.equals(1, prologues)
+    assert.is_truthy(b:find("const kg_bf16 *xn3 = q + (4 + 3) * 128;", 1, true))
+    assert.is_truthy(b:find("const int more = h + 8 < 40 || t + 1 < tokens;", 1, true))
+    assert.is_truthy(b:find("(h + 8) < 32 ? q + t * q_stride + (h + 8) * 128 : (h + 8) - 32 < 8 ? k + t * k_stride + "
+      .. "((h + 8) - 32) * 128 : q + (t + 1 < tokens ? t + 1 : t) * q_stride + ((h + 8) - 40) * 128;", 1, true))
+    assert.is_truthy(b:find("const int more = h + 8 < 8 || t + 1 < tokens;", 1, true))
+    assert.is_truthy(b:find("(h + 8) < 8 ? k + t * k_stride + (h + 8) * 128 : (h + 8) - 8 < 32 ? q + (t + 1 < tokens ? "
+      .. "t + 1 : t) * q_stride + ((h + 8) - 8) * 128 : k + (t + 1 < tokens ? t + 1 : t) * k_stride + "
+      .. "((h + 8) - 40) * 128;", 1, true))
+    assert.is_truthy(b:find("ssc = snv;\n      rqc = kgi_avx512_rs4(snv, 128, (double)1e-06f);", 1, true))
+    -- one Q group: the second group is K's first, and a step's group two
+    -- on is the next token's group in the same loop
+    local q4 = grouped("ch_q4_avx512")
+    assert.is_truthy(q4:find("const kg_bf16 *xn3 = k + 3 * 64;", 1, true))
+    assert.is_truthy(q4:find("const int more = h + 8 < 8 || t + 1 < tokens;", 1, true))
+    assert.is_truthy(q4:find("const int more = h + 8 < 4 || t + 1 < tokens;", 1, true))
     -- bf16 on AVX-512: the second pass loads and splits its rows again
     -- (no staging buffer: slower on a Zen 5 core, RESULTS run 11)
     assert.is_truthy(b:find("kgi_v2_ld(xn0 + 0)", 1, true))
@@ -455,7 +487,7 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(b:find("const kgi_v2 vr0 = kgi_v2_dup(_mm512_permutexvar_ps(_mm512_set1_epi32(0), rq));", 1, true))
     -- f32 chains but has nothing to stage; AVX2 bf16 neither
     local f = grouped("ch_f_avx512")
-    assert.is_truthy(f:find("h + 4 < 32 ? q + t * q_stride + (h + 4) * 128 : k + t * k_stride", 1, true))
+    assert.is_truthy(f:find("(h + 8) < 32 ? q + t * q_stride + (h + 8) * 128 : (h + 8) - 32 < 8 ? k", 1, true))
     assert.is_falsy(f:find("xs[", 1, true))
     assert.is_falsy(body(S.read(dir .. "/ch/ch_avx2.c"), "ch_b_avx2"):find("xs[", 1, true))
     -- 2 K heads (no group of 4) and head-major rows: one prologue per loop
