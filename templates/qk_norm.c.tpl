@@ -121,7 +121,8 @@ $(ind)}
 @   if k.layout == "token_major" then
 @     local chain = chained(g)
 @     local nq, nk = k.num_heads, k.num_kv_heads
-@     if chain and ahead2_of(g) then
+@     local two = chain and ahead2_of(g)
+@     if two then
 @       -- two groups ahead (rms_group.c.tpl, ahead2g): a step sums the
 @       -- group two after its own in the call's sequence of groups (Q's,
 @       -- then K's, then the next token's) and starts the next one's rs
@@ -147,7 +148,7 @@ $(ind)}
 @       cq = { nxt = "k + t * k_stride", has_next = "1" }
 @       ck = { nxt = "q + (t + 1 < tokens ? t + 1 : t) * q_stride", has_next = "t + 1 < tokens" }
 @     end
-@     if chain and ahead2_of(g) then
+@     if two then
 @       -- the group two ahead of the one at head h of this loop (a loop of
 @       -- n heads, then one of m, then this loop's next token)
 @       local tn = "(t + 1 < tokens ? t + 1 : t)"

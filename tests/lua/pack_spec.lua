@@ -373,30 +373,30 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
 ]])
     gen(dir .. "/nt.lua", dir)
     local c = S.read(dir .. "/nt/nt_avx512.c")
-    -- the twin: static, its own target, sums of squares by vdpbf16ps
-    assert.is_truthy(c:find('static __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,'
-      .. 'avx512bf16"))) void nt_r1k_avx512_bf16dot(', 1, true))
-    local tw = body(c, "nt_r1k_avx512_bf16dot")
-    assert.is_truthy(tw:find("= kgi_avx512_dot_sq(", 1, true))
-    assert.is_falsy(tw:find("kgi_v2_fma(", 1, true))
-    assert.is_falsy(tw:find("kg_cpu_avx512_bf16", 1, true))
-    -- the public body calls it first, whatever the row count, and has no
-    -- vdpbf16ps itself
-    local r = body(c, "nt_r1k_avx512")
-    assert.is_truthy(r:find("{\n  if (kg_cpu_avx512_bf16()) { nt_r1k_avx512_bf16dot(rows, x, x_stride, w, y, "
-      .. "y_stride, rstd); return; }", 1, true))
-    assert.is_falsy(r:find("dot_sq", 1, true))
+    -- the twin: static, its own target, sums of squares by vdpbf16ps; the
+    -- public body calls it first, whatever the row or token count (so a
+    -- QK-norm head gets the same bits in decode and prefill, KT-QKN-LONG),
+    -- and has no vdpbf16ps itself
+    for _, t in ipairs({ { "nt_r1k", "rows, x, x_stride, w, y, y_stride, rstd" },
+                         { "nt_q128", "tokens, q, q_stride, k, k_stride, q_w, k_w" } }) do
+      local n = t[1]
+      assert.is_truthy(c:find('static __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx2,fma,f16c,'
+        .. 'avx512bf16"))) void ' .. n .. "_avx512_bf16dot(", 1, true), n)
+      local tw = body(c, n .. "_avx512_bf16dot")
+      assert.is_truthy(tw:find("= kgi_avx512_dot_sq(", 1, true), n)
+      assert.is_falsy(tw:find("kgi_v2_fma(", 1, true), n)
+      assert.is_falsy(tw:find("kg_cpu_avx512_bf16", 1, true), n)
+      local r = body(c, n .. "_avx512")
+      assert.is_truthy(r:find("{\n  if (kg_cpu_avx512_bf16()) { " .. n .. "_avx512_bf16dot(" .. t[2] .. "); return; }",
+        1, true), n)
+      assert.is_falsy(r:find("dot_sq", 1, true), n)
+    end
     -- the twin keeps the non-temporal path and shares the slow path
     assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("_mm512_stream_si512(", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512_bf16dot"):find("nt_r16_avx512_slow(", 1, true))
     assert.are.equal(1, select(2, c:gsub("static KG_NOINLINE void nt_r16_avx512_slow%(", "")))
-    -- QK-norm: decode and prefill alike (a head gets the same bits at
-    -- any call length, KT-QKN-LONG); its groups' sums use it too
-    assert.is_truthy(body(c, "nt_q128_avx512"):find("{\n  if (kg_cpu_avx512_bf16()) { nt_q128_avx512_bf16dot(tokens, "
-      .. "q, q_stride, k, k_stride, q_w, k_w); return; }", 1, true))
-    local qt = body(c, "nt_q128_avx512_bf16dot")
-    assert.is_truthy(qt:find("tn2 = kgi_avx512_dot_sq(tn2, v4);", 1, true))
-    assert.is_falsy(qt:find("kgi_v2_fma(", 1, true))
+    -- QK-norm's groups sum with it too
+    assert.is_truthy(body(c, "nt_q128_avx512_bf16dot"):find("tn2 = kgi_avx512_dot_sq(tn2, v4);", 1, true))
     -- no twin for f32, f16, LayerNorm, or AVX2
     for _, n in ipairs({ "nt_r32_avx512_bf16dot", "nt_h16_avx512_bf16dot", "nt_ln_avx512_bf16dot" }) do
       assert.is_falsy(c:find(n, 1, true), n)
