@@ -35,7 +35,8 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   const $(c.I.vt) kv$(i) = $(wload(c, "k_w"));
 @   end
 @ end
-@ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>
+@ -- the sums of the first group (rows at ptr(0 .. G-1)) into sn0 .. sn<G-1>;
+@ -- again: into the variables a first call declared (a second group)
 @ local function first_sums(ind, G, ptr, again)
 @   if again then
 @   elseif V4 and G == 4 then
@@ -150,19 +151,21 @@ $(ind)}
 @     end
 @     if two then
 @       -- the group two ahead of the one at head h of this loop (a loop of
-@       -- n heads, then one of m, then this loop's next token)
+@       -- n heads, then one of m at token tb, then this loop's next token),
+@       -- and whether it exists: in this token while it falls in this loop
+@       -- or in a second loop of the same token (tb "t"), else a next token
 @       local tn = "(t + 1 < tokens ? t + 1 : t)"
-@       local function two_ahead(a, sa, n, b, sb, m, tb)
-@         return function(h)
+@       local function two_ahead(c, a, sa, n, b, sb, m, tb)
+@         local inside = tb == "t" and n + m or n
+@         c.nx2 = function(h)
 @           local f = "(" .. h .. " + " .. util.int(2 * g) .. ")"
 @           return string.format("%s < %d ? %s + t * %s + %s * %s : %s - %d < %d ? %s + %s * %s + (%s - %d) * %s : %s + %s * %s + (%s - %d) * %s",
 @             f, n, a, sa, f, D, f, n, m, b, tb, sb, f, n, D, a, tn, sa, f, n + m, D)
 @         end
+@         c.more2 = function(h) return h .. " + " .. util.int(2 * g) .. " < " .. util.int(inside) .. " || t + 1 < tokens" end
 @       end
-@       cq.nx2 = two_ahead("q", "q_stride", nq, "k", "k_stride", nk, "t")
-@       cq.more2 = function(h) return h .. " + " .. util.int(2 * g) .. " < " .. util.int(nq + nk) .. " || t + 1 < tokens" end
-@       ck.nx2 = two_ahead("k", "k_stride", nk, "q", "q_stride", nq, tn)
-@       ck.more2 = function(h) return h .. " + " .. util.int(2 * g) .. " < " .. util.int(nk) .. " || t + 1 < tokens" end
+@       two_ahead(cq, "q", "q_stride", nq, "k", "k_stride", nk, "t")
+@       two_ahead(ck, "k", "k_stride", nk, "q", "q_stride", nq, tn)
 @     end
 @     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", "pfq", g, cq)
 @     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)
