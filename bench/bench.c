@@ -171,8 +171,12 @@ static void kb_job_run(void *arg)
   case KB_MEMCPY:
   case KB_NT: {
     /* out-of-place: x -> y of the set; in-place qk: q|k heads of this set
-     * into the next set's (same layout, so the data stays valid) */
-    unsigned char *dst = c->b ? c->b + j->set * c->b_set : c->a + ((j->set + 1) % c->nsets) * c->a_set;
+     * into the set half a rotation away (same layout, so the data stays
+     * valid).  Not the next set: the next call would then read what this
+     * one just wrote, from L1, while the kernel reads its set from where
+     * the rotation leaves it (L2 for decode). */
+    unsigned char *dst = c->b ? c->b + j->set * c->b_set
+                              : c->a + ((j->set + c->nsets / 2) % c->nsets) * c->a_set;
     if (j->it->kind == KB_MEMCPY) kb_ceil_memcpy(dst, a, j->r0, j->r1, c->rg_bytes, c->rg_stride);
     else kb_ceil_ntcopy(dst, a, j->r0, j->r1, c->rg_bytes, c->rg_stride);
     break;
