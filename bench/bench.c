@@ -16,7 +16,7 @@
  * bench/README.md).  The large shapes are also timed that way on 2 threads.
  *
  * Usage: bench [--quick] [--filter A,B] [--md F] [--json F] [--dat F]
- *              [--rounds N] [--dram-mib N] [--no-2t] [--commit S] [--date S]
+ *              [--rounds N] [--dram-mib N] [--offset N] [--no-2t] [--commit S] [--date S]
  * Speed is reported, never asserted: the exit status is 0 whatever the
  * numbers (2 on bad arguments or a --filter that matches nothing, 1 when
  * memory or an output file cannot be had). */
@@ -98,6 +98,7 @@ static const char *const kb_dtype_name[] = { "f32", "bf16", "f16" };
 /* Run-wide settings from the command line and the machine. */
 typedef struct kb_opts {
   int quick, no2t, rounds_small, rounds_large;
+  size_t offset;            /* bytes past a 64-byte boundary where x and y sets start */
   double min_batch_ns;
   size_t l2_target, llc_target, dram_target;
   const char *filter, *md, *json, *dat, *commit, *date;
@@ -110,6 +111,7 @@ typedef struct kb_case {
   size_t es;                /* element size */
   size_t nsets, next;       /* rotation */
   unsigned char *a, *b;     /* rms/ln: x sets, y sets; qk: fused QKV sets */
+  unsigned char *a_map, *b_map; /* the mappings (a, b start --offset bytes in) */
   size_t a_set, b_set;      /* bytes between sets */
   size_t a_len, b_len;      /* mapped bytes */
   unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w */
@@ -296,8 +298,8 @@ static size_t kb_round_set(size_t bytes)
 /* Why: DRAM cases map hundreds of MiB; give them back before the next. */
 static void kb_case_free(kb_case *c)
 {
-  kb_sys_free(c->a, c->a_len);
-  kb_sys_free(c->b, c->b_len);
+  kb_sys_free(c->a_map, c->a_len);
+  kb_sys_free(c->b_map, c->b_len);
   free(c->w1);
   free(c->w2);
   memset(c, 0, sizeof *c);
@@ -333,10 +335,16 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   c->a_set = kb_round_set(a_bytes);
   c->b_set = b_bytes ? kb_round_set(b_bytes) : 0;
   c->nsets = kb_nsets(o, sh->resid, (double)(a_bytes + b_bytes), sh->op == KG_OP_QK_NORM);
-  c->a_len = c->nsets * c->a_set;
-  c->b_len = c->nsets * c->b_set;
-  c->a = kb_sys_alloc(c->a_len);
-  c->b = c->b_len ? kb_sys_alloc(c->b_len) : NULL;
+  /* --offset: every set starts that many bytes (whole elements) past a
+   * line boundary, as a malloc'd buffer does (16); the sets keep their
+   * size, so all of them do */
+  const size_t off = o->offset / es * es;
+  c->a_len = c->nsets * c->a_set + (off ? 64 : 0);
+  c->b_len = c->b_set ? c->nsets * c->b_set + (off ? 64 : 0) : 0;
+  c->a_map = kb_sys_alloc(c->a_len);
+  c->b_map = c->b_len ? kb_sys_alloc(c->b_len) : NULL;
+  c->a = c->a_map ? c->a_map + off : NULL;
+  c->b = c->b_map ? c->b_map + off : NULL;
   c->w1 = kb_weights(wn, dtype, 0);
   c->w2 = sh->op == KG_OP_RMSNORM ? NULL : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM);
   if (!c->a || (c->b_len && !c->b) || !c->w1 || (sh->op != KG_OP_RMSNORM && !c->w2)) {
@@ -604,6 +612,8 @@ static void kb_usage(FILE *f)
           "  --dat FILE      write the gnuplot data (bench/plot.gp)\n"
           "  --rounds N      rounds per shape (default 101, DRAM shapes 31)\n"
           "  --dram-mib N    rotate DRAM shapes over at least N MiB (default 512)\n"
+          "  --offset N      x and y start N bytes past a 64-byte boundary (default 0;\n"
+          "                  a malloc'd buffer: 16), rounded down to whole elements\n"
           "  --no-2t         skip the 2-thread runs\n"
           "  --commit S      commit recorded in the report\n"
           "  --date S        date recorded in the report (default: today, UTC)\n"
@@ -659,6 +669,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: --rounds: must be in [3, 100000], got %s\n", argv[i]);
         return 2;
       }
+    } else if (more && !strcmp(a, "--offset")) {
+      const long v = atol(argv[++i]);
+      if (v < 0 || v > 63) {
+        fprintf(stderr, "bench: --offset: must be in [0, 63], got %s\n", argv[i]);
+        return 2;
+      }
+      o.offset = (size_t)v;
     } else if (more && !strcmp(a, "--dram-mib")) {
       dram_mib = atol(argv[++i]);
       if (dram_mib < 1 || dram_mib > 65536) {
@@ -745,6 +762,7 @@ int main(int argc, char **argv)
   meta.l2_target = o.l2_target;
   meta.llc_target = o.llc_target;
   meta.dram_target = o.dram_target;
+  meta.offset = o.offset;
   meta.rounds_small = o.rounds_small;
   meta.rounds_large = o.rounds_large;
   meta.min_batch_ns = o.min_batch_ns;

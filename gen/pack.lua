@@ -85,6 +85,10 @@ local STREAM_F32_BYTES = 256 * 1024
 local LONG_GROUP_BYTES = 1024
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
+-- Longest output row (bytes) that large out-of-place calls with y off
+-- cache-line alignment compute into an aligned stack row and stream out
+-- (nt_rows.c.tpl): bf16 rows up to dim 8192, f32 up to 4096.
+local NT_STAGE_MAX = 16384
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
 -- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm,
@@ -146,20 +150,43 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     if staged[ptr] and c.I == V then return V.load_staged(staged[ptr], c.off) end
     return load_w(c, ptr)
   end
-  -- one rendering of the row per weight set (qk_norm: Q and K), plus a
-  -- non-temporal-store twin where the op writes out of place
+  -- one rendering of the row per weight set (qk_norm: Q and K), plus,
+  -- where the op writes out of place, a non-temporal-store twin and a
+  -- staged twin (nt_rows.c.tpl: the same row written with plain stores to
+  -- the aligned stack row ys, streamed out after it)
+  -- twin (nt_rows.c.tpl): rows of whole vectors that the table can
+  -- realign in registers (V.nt_shift, "shift") stream each vector through
+  -- it; others are written with plain stores to the aligned stack row ys
+  -- ("row"), streamed out after it
+  env.ntstore = function(I, dtype, base, off, v)
+    if env.stage == "shift" then return V.nt_shift .. "_put(&nst, " .. off .. ", " .. I.nt_value(dtype, v) .. ");" end
+    if env.stage == "row" then return I.store(dtype, base, off, nil, v) end
+    return I.store_nt(dtype, base, off, v)
+  end
+  local stage
+  if V.nt_shift and V.nt_value and V.nt_value(k.dtype, "v") and k.dim % V.W == 0 then stage = "shift"
+  elseif V.nt_row and env.row_bytes <= NT_STAGE_MAX then stage = "row" end
+  local yr = env.yr
   for _, rv in ipairs(op.rows or { { key = "row_body", w = "w", wv = "wv" } }) do
     env.w, env.wv, env.nt = rv.w, rv.wv, false
     env[rv.key] = render(dirs, op.row, env)
     if op.nt_stores and V.store_nt and not p.in_regs then
       env.nt = true
       env[rv.key .. "_nt"] = render(dirs, op.row, env)
+      if stage then
+        env.stage, env.yr = stage, stage == "row" and "ys" or yr
+        env[rv.key .. "_stage"] = render(dirs, op.row, env)
+        env.stage, env.yr = nil, yr
+      end
     end
   end
+  env.stage_mode = stage
   env.nt = false
-  -- whether the non-temporal row asks for the next row through `xp`
+  -- whether a non-temporal row asks for the next row through `xp`
   -- (declared only then: -Werror=unused-variable)
-  env.nt_xp = env.row_body_nt ~= nil and env.row_body_nt:find("%f[%w_]xp%f[^%w_]") ~= nil
+  local function uses_xp(body) return body ~= nil and body:find("%f[%w_]xp%f[^%w_]") ~= nil end
+  env.nt_xp, env.stage_xp = uses_xp(env.row_body_nt), uses_xp(env.row_body_stage)
+  env.nt_rows = op.nt_stores and render(dirs, "nt_rows.c.tpl", env) or ""
   -- out-of-place ops with wide rows: row r's second pass fused with row
   -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
   -- `ahead2`: 16-bit rows of at most the table's ahead2_bytes16 sum row

@@ -21,14 +21,18 @@
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")
 /* Output size from which out-of-place kernels use non-temporal stores
- * (override with -DKG_NT_BYTES=...); y must be 64-byte aligned with a
- * stride of whole cache lines, and must not be x. */
+ * (override with -DKG_NT_BYTES=...), straight to y where y is 64-byte
+ * aligned with a stride of whole cache lines and is not x. */
 #ifndef KG_NT_BYTES
 #define KG_NT_BYTES ((size_t)16 << 20)
 #endif
 #define KG_USE_NT(y, ys, rows, x) \
   ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && ((uintptr_t)(y) & 63) == 0 && \
    (((ys) * sizeof(*(y))) & 63) == 0 && (const void *)(y) != (const void *)(x))
+/* Any other y of that size that is not x: rows through an aligned stack
+ * row, streamed out by kgi_nt_row (nt_rows.c.tpl). */
+#define KG_USE_NT_STAGED(y, ys, rows, x) \
+  ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && (const void *)(y) != (const void *)(x))
 
 $(prelude)
 @ for _, body in ipairs(bodies) do

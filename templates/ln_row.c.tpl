@@ -35,7 +35,7 @@
 @   v = c.I.fma(v, gam(c, i), bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf = row.spread_prefetch(p, c, T, "xp", 3)
-@     return (pf and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, v)
+@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, v)
 @   end
 @   return c.I.store(T, yr, c.off, c.n, v)
 @ end

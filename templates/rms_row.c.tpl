@@ -10,7 +10,7 @@
 @   if k.rounding == "hf" then h = c.I.round(T, h) end
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf = row.next_row_prefetch(p, c, T, "xp")
-@     return (pf ~= "" and pf .. " " or "") .. c.I.store_nt(T, yr, c.off, c.I.mul(h, wt(c, i)))
+@     return (pf ~= "" and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, c.I.mul(h, wt(c, i)))
 @   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
 @ end

@@ -16,23 +16,7 @@ $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const
   const $(c.I.vt) wv$(i) = $(wload(c));
 @   end
 @ end
-@ if row_body_nt then
-  /* Outputs far larger than the caches go around them (non-temporal
-   * stores) when y is aligned for it and is not x. */
-  if (KG_USE_NT(y, y_stride, rows, x)) {
-    for (size_t r = 0; r < rows; r++) {
-      const $(CT) *xr = x + r * x_stride;
-      $(CT) *yr = y + r * y_stride;
-@   if nt_xp then
-      /* the next row (this one on the last), asked for while this one streams out */
-      const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);
-@   end
-$(row_body_nt)
-    }
-    _mm_sfence();
-    return;
-  }
-@ end
+$(nt_rows)
 @ if row_body_fused then
 @   if ahead2 then
   /* Each step normalizes row r while summing the squares of row r + 2,

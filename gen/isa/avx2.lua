@@ -15,6 +15,9 @@ local M = {
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
   vt = "__m256",
+  -- large out-of-place calls with y off line alignment stream rows out
+  -- through a stack row (kgi_nt_row, nt_rows.c.tpl)
+  nt_row = true,
 }
 
 function M.load(dtype, base, off)
@@ -100,6 +103,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled,
+  nt_row = M.nt_row,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 
@@ -258,6 +262,8 @@ static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack_ta(kgi_a2 v)
 }
 
 ]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_a2", "kgi_aw2", "avx2") .. "\n" end)
+  local half = "_mm256_stream_si256((__m256i *)(d + i + OFF), _mm256_loadu_si256((const __m256i *)(s + i + OFF)));"
+  text = text .. pair.c_nt_row(half:gsub("OFF", "0") .. "\n    " .. half:gsub("OFF", "32"))
   text = text .. pair.c_ops(M, "kgi_a2", "kgi_aw2", 8, "_mm256_store_ps", "_mm256_load_ps")
   return (text:gsub("ATTR", attr))
 end

@@ -21,6 +21,9 @@ local M = {
   -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no
   -- slower (RESULTS run 16); AVX2 measured no gain
   ahead2_group = true,
+  -- large out-of-place calls with y off line alignment stream rows out
+  -- through a stack row (kgi_nt_row, nt_rows.c.tpl)
+  nt_row = true,
 }
 
 local function mask(n) return string.format("(__mmask16)0x%04x", 2 ^ n - 1) end
@@ -63,6 +66,15 @@ function M.store_nt(dtype, base, off, v)
   else h = "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
   return "_mm256_stream_si256((__m256i *)(" .. p .. "), " .. h .. ");"
 end
+
+-- Why: what store_nt writes, where it is one full register (f32); 16-bit
+-- rows go through 32-byte halves and take the staged stream instead
+-- (nt_rows.c.tpl).
+function M.nt_value(dtype, v)
+  if dtype == "f32" then return v end
+  return nil
+end
+M.nt_shift = "kgi_ntr"
 
 function M.round(dtype, v)
   if dtype == "f32" then return v end
@@ -121,6 +133,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
+  nt_row = M.nt_row,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 
@@ -153,9 +166,17 @@ local function storers(pack)
     need_bf16(dtype)
     return "_mm512_stream_si512((void *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
   end
-  return store, store_nt
+  -- the 64 bytes store_nt writes, for the realigning stream (nt_rows.c.tpl)
+  local function nt_value(dtype, v)
+    need_bf16(dtype)
+    return pack .. "(" .. v .. ")"
+  end
+  return store, store_nt, nt_value
 end
-P.store, P.store_nt = storers("kgi_v2_pack")
+P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
+-- large out-of-place rows with y off line alignment: each 64-byte vector
+-- realigned in registers (kgi_ntw_*, 16-bit words) and streamed
+P.nt_shift = "kgi_ntw"
 
 -- Staged weights (pack.lua): a weight vector split to f32 once per call
 -- into a stack array, so rows load their weights instead of splitting them
@@ -335,6 +356,73 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mm
 }
 
 ]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_v2", "kgi_w2", "avx512") .. "\n" end)
+  text = text .. pair.c_nt_row("_mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));")
+  text = text .. ([[
+/* Why: rows of a large out-of-place call whose y is off cache-line
+ * alignment still go out by non-temporal stores, without a stack row:
+ * kgi_ntr (f32) / kgi_ntw (16-bit words) keep the previous vector and
+ * write each aligned line as its last d elements followed by the current
+ * vector's first 16 - d (32 - d), one two-source permute per line; the
+ * partial first and last lines are plain masked stores inside those
+ * lines.  put() takes the row's vectors in order, off = the element
+ * offset; end() writes the last line. */
+typedef struct { char *ya; __m512 prev; __m512i idx; __mmask16 head, tail; } kgi_ntr;
+typedef struct { char *ya; __m512i prev, idx; __mmask32 head, tail; } kgi_ntw;
+
+static inline __attribute__((unused)) ATTR kgi_ntr kgi_ntr_begin(void *y)
+{
+  const unsigned d = (unsigned)(((uintptr_t)y & 63) >> 2);
+  kgi_ntr s;
+  s.ya = (char *)y - 4 * d;
+  s.prev = _mm512_setzero_ps();
+  s.idx = _mm512_add_epi32(_mm512_set1_epi32(16 - (int)d), _mm512_cvtepu8_epi32(_mm_setr_epi8(
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
+  s.head = (__mmask16)(0xffffu << d);
+  s.tail = (__mmask16)((1u << d) - 1u);
+  return s;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntr_put(kgi_ntr *s, size_t off, __m512 v)
+{
+  const __m512 line = _mm512_permutex2var_ps(s->prev, s->idx, v);
+  if (off) _mm512_stream_ps((float *)(void *)(s->ya + 4 * off), line);
+  else _mm512_mask_storeu_ps(s->ya, s->head, line);
+  s->prev = v;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntr_end(kgi_ntr *s, size_t n)
+{
+  _mm512_mask_storeu_ps(s->ya + 4 * n, s->tail, _mm512_permutex2var_ps(s->prev, s->idx, _mm512_setzero_ps()));
+}
+
+static inline __attribute__((unused)) ATTR kgi_ntw kgi_ntw_begin(void *y)
+{
+  const unsigned d = (unsigned)(((uintptr_t)y & 63) >> 1);
+  kgi_ntw s;
+  s.ya = (char *)y - 2 * d;
+  s.prev = _mm512_setzero_si512();
+  s.idx = _mm512_add_epi16(_mm512_set1_epi16((short)(32 - d)), _mm512_cvtepu8_epi16(_mm256_setr_epi8(
+      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)));
+  s.head = (__mmask32)(0xffffffffu << d);
+  s.tail = (__mmask32)((1u << d) - 1u);
+  return s;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntw_put(kgi_ntw *s, size_t off, __m512i v)
+{
+  const __m512i line = _mm512_permutex2var_epi16(s->prev, s->idx, v);
+  if (off) _mm512_stream_si512((void *)(s->ya + 2 * off), line);
+  else _mm512_mask_storeu_epi16(s->ya, s->head, line);
+  s->prev = v;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntw_end(kgi_ntw *s, size_t n)
+{
+  _mm512_mask_storeu_epi16(s->ya + 2 * n, s->tail, _mm512_permutex2var_epi16(s->prev, s->idx, _mm512_setzero_si512()));
+}
+
+]])
   text = text:gsub("DOT_TARGET", P.dot_ops.target)
   text = text .. pair.c_ops(M, "kgi_v2", "kgi_w2", 16, "_mm512_store_ps", "_mm512_load_ps")
   return (text:gsub("ATTR", attr))

@@ -42,10 +42,10 @@ end
 
 -- Why: B.for_dtype: bf16 kernels take P ("hf": its stores round to nearest
 -- even) or its twin whose stores are `store_ta` ("single": ties away).
-function M.for_dtype(B, P, store_ta, store_nt_ta)
+function M.for_dtype(B, P, store_ta, store_nt_ta, nt_value_ta)
   local PS = {}
   for key, f in pairs(P) do PS[key] = f end
-  PS.store, PS.store_nt = store_ta, store_nt_ta
+  PS.store, PS.store_nt, PS.nt_value = store_ta, store_nt_ta, nt_value_ta
   return function(dtype, rounding)
     if dtype == "bf16" then return rounding == "hf" and P or PS end
     return B
@@ -97,6 +97,32 @@ function M.c_ops(B, pfx, wpfx, half, store_a, load_a)
     both(wpfx, function(h) return B.wide_add("a." .. h, "b." .. h) end))
   fn("double", wpfx .. "_hsum", wpfx .. " v", "  return " .. B.wide_hsum(B.wide_add("v.e", "v.o")) .. ";")
   return table.concat(out, "\n")
+end
+
+-- Why: the C helper that streams an aligned stack row out to y at any
+-- alignment (nt_rows.c.tpl): the partial cache lines at its two ends are
+-- plain copies, each whole line between them one unaligned load from the
+-- stack row (in L1) and non-temporal stores (`line`: the C statements
+-- copying 64 bytes s + i -> d + i, d + i 64-byte aligned).  The caller
+-- ends with sfence.
+function M.c_nt_row(line)
+  return ([[
+/* Why: a row computed into the aligned stack row s goes to y at d (any
+ * alignment) without y's lines being read first: the whole cache lines
+ * it covers by non-temporal stores, the partial ones at its ends by plain
+ * copies. */
+static inline __attribute__((unused)) ATTR void kgi_nt_row(char *d, const char *s, size_t n)
+{
+  size_t i = (size_t)(-(uintptr_t)d & 63);
+  if (i > n) i = n;
+  __builtin_memcpy(d, s, i);
+  for (; i + 64 <= n; i += 64) {
+    LINE
+  }
+  __builtin_memcpy(d + i, s + i, n - i);
+}
+
+]]):gsub("LINE", line)
 end
 
 return M
