@@ -224,6 +224,60 @@ P.dot_ops = {
 -- ("single" stores round ties away, kgi_v2_pack_ta).
 M.for_dtype = pair.for_dtype(M, P, storers("kgi_v2_pack_ta"))
 
+-- The two realigning streams of nt_rows.c.tpl (M.nt_shift, P.nt_shift):
+-- element size es, lanes n per 64 bytes, the vector type, its zero, lane
+-- permute, masked store and stream, the mask type and the lane iota.
+local NT_SHIFT = {
+  f32 = { pfx = "kgi_ntr", es = 4, n = 16, vt = "__m512", zero = "_mm512_setzero_ps()",
+    perm = "_mm512_permutex2var_ps", mstore = "_mm512_mask_storeu_ps", mask = "__mmask16",
+    stream = "_mm512_stream_ps((float *)(void *)(P), L)", full = "0xffffu",
+    idx = "_mm512_add_epi32(_mm512_set1_epi32(16 - (int)d), _mm512_cvtepu8_epi32(_mm_setr_epi8(\n"
+      .. "      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)))" },
+  w16 = { pfx = "kgi_ntw", es = 2, n = 32, vt = "__m512i", zero = "_mm512_setzero_si512()",
+    perm = "_mm512_permutex2var_epi16", mstore = "_mm512_mask_storeu_epi16", mask = "__mmask32",
+    stream = "_mm512_stream_si512((void *)(P), L)", full = "0xffffffffu",
+    idx = "_mm512_add_epi16(_mm512_set1_epi16((short)(32 - d)), _mm512_cvtepu8_epi16(_mm256_setr_epi8(\n"
+      .. "      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,\n"
+      .. "      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)))" },
+}
+
+-- Why: one realigning stream's C type and helpers (begin, put, end).
+local function nt_shift_c(t)
+  local text = [[
+typedef struct { char *ya; VT prev; __m512i idx; MASK head, tail; } PFX;
+
+static inline __attribute__((unused)) ATTR PFX PFX_begin(void *y)
+{
+  const unsigned d = (unsigned)(((uintptr_t)y & 63) / ES);
+  PFX s;
+  s.ya = (char *)y - ES * d;
+  s.prev = ZERO;
+  s.idx = IDX;
+  s.head = (MASK)(FULL << d);
+  s.tail = (MASK)((1u << d) - 1u);
+  return s;
+}
+
+static inline __attribute__((unused)) ATTR void PFX_put(PFX *s, size_t off, VT v)
+{
+  const VT line = PERM(s->prev, s->idx, v);
+  if (off) STREAM;
+  else MSTORE(s->ya, s->head, line);
+  s->prev = v;
+}
+
+static inline __attribute__((unused)) ATTR void PFX_end(PFX *s, size_t n)
+{
+  MSTORE(s->ya + ES * n, s->tail, PERM(s->prev, s->idx, ZERO));
+}
+
+]]
+  local stream = t.stream:gsub("P", "s->ya + " .. t.es .. " * off"):gsub("L", "line")
+  local subs = { PFX = t.pfx, VT = t.vt, MASK = t.mask, ES = tostring(t.es), ZERO = t.zero, IDX = t.idx,
+    FULL = t.full, PERM = t.perm, MSTORE = t.mstore, STREAM = stream }
+  return (text:gsub("%u+", function(w) return subs[w] end))
+end
+
 -- Why: conversion helpers too long for one expression, emitted once per file.
 function M.prelude(attr)
   local text = ([[
@@ -357,7 +411,7 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mm
 
 ]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_v2", "kgi_w2", "avx512") .. "\n" end)
   text = text .. pair.c_nt_row("_mm512_stream_si512((void *)(d + i), _mm512_loadu_si512((const void *)(s + i)));")
-  text = text .. ([[
+  text = text .. [[
 /* Why: rows of a large out-of-place call whose y is off cache-line
  * alignment still go out by non-temporal stores, without a stack row:
  * kgi_ntr (f32) / kgi_ntw (16-bit words) keep the previous vector and
@@ -366,63 +420,7 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mm
  * partial first and last lines are plain masked stores inside those
  * lines.  put() takes the row's vectors in order, off = the element
  * offset; end() writes the last line. */
-typedef struct { char *ya; __m512 prev; __m512i idx; __mmask16 head, tail; } kgi_ntr;
-typedef struct { char *ya; __m512i prev, idx; __mmask32 head, tail; } kgi_ntw;
-
-static inline __attribute__((unused)) ATTR kgi_ntr kgi_ntr_begin(void *y)
-{
-  const unsigned d = (unsigned)(((uintptr_t)y & 63) >> 2);
-  kgi_ntr s;
-  s.ya = (char *)y - 4 * d;
-  s.prev = _mm512_setzero_ps();
-  s.idx = _mm512_add_epi32(_mm512_set1_epi32(16 - (int)d), _mm512_cvtepu8_epi32(_mm_setr_epi8(
-      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)));
-  s.head = (__mmask16)(0xffffu << d);
-  s.tail = (__mmask16)((1u << d) - 1u);
-  return s;
-}
-
-static inline __attribute__((unused)) ATTR void kgi_ntr_put(kgi_ntr *s, size_t off, __m512 v)
-{
-  const __m512 line = _mm512_permutex2var_ps(s->prev, s->idx, v);
-  if (off) _mm512_stream_ps((float *)(void *)(s->ya + 4 * off), line);
-  else _mm512_mask_storeu_ps(s->ya, s->head, line);
-  s->prev = v;
-}
-
-static inline __attribute__((unused)) ATTR void kgi_ntr_end(kgi_ntr *s, size_t n)
-{
-  _mm512_mask_storeu_ps(s->ya + 4 * n, s->tail, _mm512_permutex2var_ps(s->prev, s->idx, _mm512_setzero_ps()));
-}
-
-static inline __attribute__((unused)) ATTR kgi_ntw kgi_ntw_begin(void *y)
-{
-  const unsigned d = (unsigned)(((uintptr_t)y & 63) >> 1);
-  kgi_ntw s;
-  s.ya = (char *)y - 2 * d;
-  s.prev = _mm512_setzero_si512();
-  s.idx = _mm512_add_epi16(_mm512_set1_epi16((short)(32 - d)), _mm512_cvtepu8_epi16(_mm256_setr_epi8(
-      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-      16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31)));
-  s.head = (__mmask32)(0xffffffffu << d);
-  s.tail = (__mmask32)((1u << d) - 1u);
-  return s;
-}
-
-static inline __attribute__((unused)) ATTR void kgi_ntw_put(kgi_ntw *s, size_t off, __m512i v)
-{
-  const __m512i line = _mm512_permutex2var_epi16(s->prev, s->idx, v);
-  if (off) _mm512_stream_si512((void *)(s->ya + 2 * off), line);
-  else _mm512_mask_storeu_epi16(s->ya, s->head, line);
-  s->prev = v;
-}
-
-static inline __attribute__((unused)) ATTR void kgi_ntw_end(kgi_ntw *s, size_t n)
-{
-  _mm512_mask_storeu_epi16(s->ya + 2 * n, s->tail, _mm512_permutex2var_epi16(s->prev, s->idx, _mm512_setzero_si512()));
-}
-
-]])
+]] .. nt_shift_c(NT_SHIFT.f32) .. nt_shift_c(NT_SHIFT.w16)
   text = text:gsub("DOT_TARGET", P.dot_ops.target)
   text = text .. pair.c_ops(M, "kgi_v2", "kgi_w2", 16, "_mm512_store_ps", "_mm512_load_ps")
   return (text:gsub("ATTR", attr))
