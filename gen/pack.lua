@@ -152,12 +152,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   -- one rendering of the row per weight set (qk_norm: Q and K), plus,
   -- where the op writes out of place, a non-temporal-store twin and a
-  -- staged twin (nt_rows.c.tpl: the same row written with plain stores to
-  -- the aligned stack row ys, streamed out after it)
-  -- twin (nt_rows.c.tpl): rows of whole vectors that the table can
-  -- realign in registers (V.nt_shift, "shift") stream each vector through
-  -- it; others are written with plain stores to the aligned stack row ys
-  -- ("row"), streamed out after it
+  -- staged twin for y off line alignment (nt_rows.c.tpl): rows of whole
+  -- vectors that the table can realign in registers (V.nt_shift, "shift")
+  -- stream each vector through it; others are written with plain stores
+  -- to the aligned stack row ys ("row"), streamed out after it
   env.ntstore = function(I, dtype, base, off, v)
     if env.stage == "shift" then return V.nt_shift .. "_put(&nst, " .. off .. ", " .. I.nt_value(dtype, v) .. ");" end
     if env.stage == "row" then return I.store(dtype, base, off, nil, v) end

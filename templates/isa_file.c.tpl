@@ -29,8 +29,8 @@
 #define KG_USE_NT(y, ys, rows, x) \
   ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && ((uintptr_t)(y) & 63) == 0 && \
    (((ys) * sizeof(*(y))) & 63) == 0 && (const void *)(y) != (const void *)(x))
-/* Any other y of that size that is not x: rows through an aligned stack
- * row, streamed out by kgi_nt_row (nt_rows.c.tpl). */
+/* Any other y of that size that is not x: rows realigned in registers or
+ * through an aligned stack row, then streamed (nt_rows.c.tpl). */
 #define KG_USE_NT_STAGED(y, ys, rows, x) \
   ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && (const void *)(y) != (const void *)(x))
 

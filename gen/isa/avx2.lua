@@ -16,7 +16,8 @@ local M = {
   includes = { "immintrin.h" },
   vt = "__m256",
   -- large out-of-place calls with y off line alignment stream rows out
-  -- through a stack row (kgi_nt_row, nt_rows.c.tpl)
+  -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
+  -- cannot realign them in registers (nt_shift)
   nt_row = true,
 }
 

@@ -22,7 +22,8 @@ local M = {
   -- slower (RESULTS run 16); AVX2 measured no gain
   ahead2_group = true,
   -- large out-of-place calls with y off line alignment stream rows out
-  -- through a stack row (kgi_nt_row, nt_rows.c.tpl)
+  -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
+  -- cannot realign them in registers (nt_shift)
   nt_row = true,
 }
 
@@ -225,15 +226,16 @@ P.dot_ops = {
 M.for_dtype = pair.for_dtype(M, P, storers("kgi_v2_pack_ta"))
 
 -- The two realigning streams of nt_rows.c.tpl (M.nt_shift, P.nt_shift):
--- element size es, lanes n per 64 bytes, the vector type, its zero, lane
--- permute, masked store and stream, the mask type and the lane iota.
+-- element size es, the vector type, its zero, lane permute, masked store
+-- and stream, the mask type (full: all of its lanes) and the index of the
+-- permute (lanes 16 - d .. or 32 - d ..).
 local NT_SHIFT = {
-  f32 = { pfx = "kgi_ntr", es = 4, n = 16, vt = "__m512", zero = "_mm512_setzero_ps()",
+  f32 = { pfx = "kgi_ntr", es = 4, vt = "__m512", zero = "_mm512_setzero_ps()",
     perm = "_mm512_permutex2var_ps", mstore = "_mm512_mask_storeu_ps", mask = "__mmask16",
     stream = "_mm512_stream_ps((float *)(void *)(P), L)", full = "0xffffu",
     idx = "_mm512_add_epi32(_mm512_set1_epi32(16 - (int)d), _mm512_cvtepu8_epi32(_mm_setr_epi8(\n"
       .. "      0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)))" },
-  w16 = { pfx = "kgi_ntw", es = 2, n = 32, vt = "__m512i", zero = "_mm512_setzero_si512()",
+  w16 = { pfx = "kgi_ntw", es = 2, vt = "__m512i", zero = "_mm512_setzero_si512()",
     perm = "_mm512_permutex2var_epi16", mstore = "_mm512_mask_storeu_epi16", mask = "__mmask32",
     stream = "_mm512_stream_si512((void *)(P), L)", full = "0xffffffffu",
     idx = "_mm512_add_epi16(_mm512_set1_epi16((short)(32 - d)), _mm512_cvtepu8_epi16(_mm256_setr_epi8(\n"
