@@ -16,8 +16,11 @@ M.WARPS_PER_BLOCK = 4
 M.WARP_BYTES = 1024
 M.MAX_ROWS_PER_WARP = 4
 M.MAX_LANE_VECS = 8
--- a block-per-row thread holds about this many elements of the row
--- (registers: 16 f32 values, or 8 registers of packed 16-bit values)
+-- a block-per-row thread holds about this many bytes of the row in its
+-- vector layout (16 registers, whatever the dtype: the bytes in flight per
+-- SM, not the elements, are what keeps a DRAM-bound row fed), or this many
+-- elements / 2 in the element layout (one register per element)
+M.BYTES_PER_THREAD = 64
 M.ELEMS_PER_THREAD = 16
 M.MIN_THREADS, M.MAX_THREADS = 64, 1024
 M.REGS_PER_SM, M.MAX_REGS = 65536, 64
@@ -27,6 +30,8 @@ local TEMPLATE = { rmsnorm = "cuda/rmsnorm.cu.tpl", qk_norm = "cuda/qk_norm.cu.t
   layernorm = "cuda/layernorm.cu.tpl" }
 local ROW = { rmsnorm = "cuda/rms_row.cu.tpl", qk_norm = "cuda/rms_row.cu.tpl",
   layernorm = "cuda/ln_row.cu.tpl" }
+local SLOW = { rmsnorm = "cuda/rms_slow.cu.tpl", qk_norm = "cuda/rms_slow.cu.tpl",
+  layernorm = "cuda/ln_slow.cu.tpl" }
 
 local function ceil_div(a, b) return math.floor((a + b - 1) / b) end
 
@@ -43,7 +48,7 @@ end
 -- group: vector v = c*L + t (chunk c, thread t) holds elements
 -- [v*VE, v*VE + VE).  Consecutive threads touch consecutive vectors, so
 -- every load instruction of a warp is one contiguous, coalesced span.
-local function layout(dim, ve, warp, name, rows)
+local function layout(dim, ve, warp, name, rows, dtype)
   local nv = math.floor(dim / ve)
   local L, nt
   if warp then
@@ -52,7 +57,7 @@ local function layout(dim, ve, warp, name, rows)
   else
     -- (element layout: a 16-bit element takes a whole register; half)
     local per = (ve == 1) and math.floor(M.ELEMS_PER_THREAD / 2)
-      or math.floor(M.ELEMS_PER_THREAD / ve)
+      or math.floor(M.BYTES_PER_THREAD / (ve * util.BYTES[dtype]))
     L = ceil_div(ceil_div(nv, per), M.WARP) * M.WARP
     L = math.min(M.MAX_THREADS, math.max(M.MIN_THREADS, L))
     nt = L
@@ -89,8 +94,8 @@ function M.plan(k)
     R = math.max(1, math.min(M.MAX_ROWS_PER_WARP, R))
   end
   local paths = {}
-  if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vec", R) end
-  paths[#paths + 1] = layout(k.dim, 1, warp, "el", R)
+  if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vec", R, k.dtype) end
+  paths[#paths + 1] = layout(k.dim, 1, warp, "el", R, k.dtype)
   -- registers: at most MAX_LANE_VECS row vectors of x per lane
   for _, l in ipairs(paths) do
     l.R = math.max(1, math.min(l.R, math.floor(M.MAX_LANE_VECS / l.C)))
@@ -123,12 +128,16 @@ local function kernel_env(ctx, k)
     slow_test = "!(ss_k <= FLT_MAX)" .. ((k.eps < 2 ^ -100) and " || ss_k < 0x1p-60f" or ""),
     proto = "int " .. s .. "(" .. typed .. ", void *stream)",
   }
-  -- the row body of one layout, rendered inside the op template
-  env.row = function(layout_)
-    local renv = { L = layout_ }
-    for key, v in pairs(env) do renv[key] = v end
-    return (ctx.render(ROW[k.op], renv):gsub("\n$", ""))
+  -- one layout's row body (inside the kernel) and its out-of-line rare
+  -- path (before the kernel), rendered inside the op template
+  local function per_layout(tpl)
+    return function(layout_)
+      local renv = { L = layout_ }
+      for key, v in pairs(env) do renv[key] = v end
+      return (ctx.render(tpl, renv):gsub("\n$", ""))
+    end
   end
+  env.row, env.slow = per_layout(ROW[k.op]), per_layout(SLOW[k.op])
   return env
 end
 

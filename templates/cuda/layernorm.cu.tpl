@@ -1,5 +1,7 @@
 @ -- LayerNorm: kernels (one per row layout of the plan) and the host wrapper.
 @ for _, L in ipairs(P.paths) do
+$(slow(L))
+
 /* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per row")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; y = gamma * (x - mean) * rstd + beta, $(D) wide, eps $(EPS). */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t rows,

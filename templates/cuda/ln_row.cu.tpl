@@ -5,7 +5,7 @@
 @ -- in double (m1 = it in f32); then d = x - m1 gives sum(d^2), and
 @ -- var = sum(d^2)/D - (mu - m1)^2 (mu is exact, so mean(d) is taken as
 @ -- mu - m1 rather than summed: one reduction less).  Squared deviations
-@ -- not finite in f32 -> the CPU's slow path in double.
+@ -- not finite in f32 -> the CPU's slow path in double (ln_slow.cu.tpl).
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local R = util.int(L.R)
 @ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV
@@ -89,62 +89,9 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
       if (!ok[ri]) continue;
       const size_t r = r0 + ri;
       if (!(sq[ri] <= FLT_MAX)) {
-        /* Rare path: values near the f32 limit or a NaN/Inf in the row.
-         * Recompute in double; a non-finite input gives a NaN row. */
-        double sdd = 0.0;
-#pragma unroll
-        for (int c = 0; c < $(C); c++)
-#pragma unroll
-          for (int j = 0; j < $(VE); j++) sdd += (double)$(X);
-@ if P.warp then
-        sdd = kg_cu_warp_sum(sdd);
-@ else
-        sdd = kg_cu_block_sum<$(NW)>(sdd, kg_redd);
-@ end
-        const double mu = sdd / $(D);
-        double sqd = 0.0;
-#pragma unroll
-        for (int c = 0; c < $(C); c++) {
-          if (!($(HAS))) continue;
-#pragma unroll
-          for (int j = 0; j < $(VE); j++) {
-            const double e = (double)$(X) - mu;
-            sqd = fma(e, e, sqd);
-          }
-        }
-@ if P.warp then
-        sqd = kg_cu_warp_sum(sqd);
-@ else
-        sqd = kg_cu_block_sum<$(NW)>(sqd, kg_redd2);
-@ end
-        if (!(sqd <= 1.79e308)) {
-          float o[$(VE)];
-#pragma unroll
-          for (int j = 0; j < $(VE); j++) o[j] = kg_cu_nan();
-#pragma unroll
-          for (int c = 0; c < $(C); c++)
-            if ($(HAS)) kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
-          if (t == 0) {
-            if (mean) mean[r] = kg_cu_nan();
-            if (rstd) rstd[r] = kg_cu_nan();
-          }
-        } else {
-          const double rs = 1.0 / sqrt(sqd / $(D) + (double)$(EPS));
-          if (t == 0) {
-            if (mean) mean[r] = (float)mu;
-            if (rstd) rstd[r] = (float)rs;
-          }
-#pragma unroll
-          for (int c = 0; c < $(C); c++) {
-            if (!($(HAS))) continue;
-@ weights("            ")
-            float o[$(VE)];
-#pragma unroll
-            for (int j = 0; j < $(VE); j++)
-              o[j] = (float)(((double)$(X) - mu) * rs * (double)gc[j] + (double)bc[j]);
-            kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
-          }
-        }
+        /* rare: values near the f32 limit or a NaN/Inf in the row */
+        $(sym)_$(L.name)_slow(xr[ri], yr[ri], gamma, beta, t, mean ? mean + r : NULL,
+            rstd ? rstd + r : NULL$(P.warp and "" or ", kg_redd, kg_redd2"));
       } else {
         const float rs = rsf[ri], mf = mfs[ri];
         if (t == 0) {

@@ -7,6 +7,8 @@
 @   return "(size_t)h * " .. stride .. " + tok * " .. D
 @ end
 @ for _, L in ipairs(P.paths) do
+$(slow(L))
+
 /* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " (token, head) rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per (token, head)")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; $(NH) Q heads, $(NKV) K heads of $(D), $(k.layout), eps $(EPS), rounding "$(k.rounding)". */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t tokens,

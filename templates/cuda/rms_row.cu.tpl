@@ -3,7 +3,7 @@
 @ -- yr[ri] (may alias), weights wr[ri], present when ok[ri] (warp-uniform).
 @ -- Thread t of the row group holds the rows in xv (read once).  Fast path
 @ -- in f32; a sum of squares that is not finite in f32 -> the CPU's slow
-@ -- path in double, on the registers already held.
+@ -- path in double (rms_slow.cu.tpl, out of line).
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local R = util.int(L.R)
 @ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV
@@ -56,53 +56,8 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(wr[ri] + $(AT), wc);
       if (!ok[ri]) continue;
       const float ss_k = ss[ri];
       if ($(slow_test)) {
-        /* Rare path: recompute in double, where the squares of any finite
-         * f32 cannot overflow; a NaN/Inf in the row gives a NaN row. */
-        double sd = 0.0;
-#pragma unroll
-        for (int c = 0; c < $(C); c++)
-#pragma unroll
-          for (int j = 0; j < $(VE); j++) {
-            const double v = (double)$(X);
-            sd = fma(v, v, sd);
-          }
-@ if P.warp then
-        sd = kg_cu_warp_sum(sd);
-@ else
-        sd = kg_cu_block_sum<$(util.int(L.NW))>(sd, kg_redd);
-@ end
-        if (!(sd <= 1.79e308)) {
-          float o[$(VE)];
-#pragma unroll
-          for (int j = 0; j < $(VE); j++) o[j] = kg_cu_nan();
-#pragma unroll
-          for (int c = 0; c < $(C); c++)
-            if ($(HAS)) kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
-@ if has_rstd then
-          if (rstd_out[ri] && t == 0) *rstd_out[ri] = kg_cu_nan();
-@ end
-        } else {
-          const double rs = 1.0 / sqrt(sd / $(D) + (double)$(EPS));
-@ if has_rstd then
-          if (rstd_out[ri] && t == 0) *rstd_out[ri] = (float)rs;
-@ end
-#pragma unroll
-          for (int c = 0; c < $(C); c++) {
-            if (!($(HAS))) continue;
-@ weights("            ")
-            float o[$(VE)];
-#pragma unroll
-            for (int j = 0; j < $(VE); j++) {
-@ if k.rounding == "hf" then
-              const float h = $(DT)::round((float)((double)$(X) * rs));
-              o[j] = h * (wc[j] + $(OFF));
-@ else
-              o[j] = (float)((double)$(X) * rs * ((double)wc[j] + $(OFF64)));
-@ end
-            }
-            kg_cu_st<$(DT), $(VE)>(yr[ri] + $(AT), o);
-          }
-        }
+        /* rare: values near the f32 limit or a NaN/Inf in the row */
+        $(sym)_$(L.name)_slow(xr[ri], yr[ri], wr[ri], t$(has_rstd and ", rstd_out[ri]" or "")$(P.warp and "" or ", kg_redd"));
       } else {
         const float rs = rsf[ri];
 @ if has_rstd then
