@@ -14,8 +14,9 @@
  * cudaMemcpyAsync of the same number of bytes (half read, half written),
  * timed the same way in the same run; and the decode shape with an empty
  * kernel's launch.  Small shapes (decode, one row) also get the time per
- * call in a stream of 1000 back-to-back launches ("stream us"): what a
- * decode step that launches kernels one after another pays.  Targets:
+ * call in 1000 back-to-back launches, eager ("eager us") and replayed
+ * from a captured CUDA graph ("graph us"): what a decode step that
+ * launches its kernels one after another pays.  Targets:
  * large shapes >= 85 % of the copy's bandwidth, decode <= 1.5 x the empty
  * launch.  Exit status 1 when a target is
  * missed, 0 otherwise (also when there is no GPU: SKIPPED is printed).
@@ -50,7 +51,8 @@ struct result {
   char variant[128];
   double bytes;      /* moved per call */
   double us;         /* median per call */
-  double stream_us;  /* per call in a stream of STREAM_N (small shapes), else 0 */
+  double eager_us;  /* small shapes: per call in STREAM_N eager launches, else 0 */
+  double graph_us;   /* small shapes: per call in a graph of STREAM_N, else 0 */
   double gbps;
   double copy_us;    /* the copy of the same bytes */
   double ratio;      /* of the copy's bandwidth, or empty launch time / time */
@@ -62,6 +64,7 @@ int g_reps = 200;
 const int WARMUP = 20;
 const int STREAM_N = 1000;
 size_t g_l2 = 0;
+cudaStream_t g_stream; /* every call and event: a stream that can be captured */
 
 /* Why: events around each call give GPU time without host jitter; the
  * median of many drops the outliers (clock changes, other tenants). */
@@ -76,9 +79,9 @@ double median_us(F call, int reps)
   BCK(cudaDeviceSynchronize());
   for (int i = 0; i < reps; i++) {
     float ms;
-    BCK(cudaEventRecord(a, 0));
+    BCK(cudaEventRecord(a, g_stream));
     call(WARMUP + i);
-    BCK(cudaEventRecord(b, 0));
+    BCK(cudaEventRecord(b, g_stream));
     BCK(cudaEventSynchronize(b));
     BCK(cudaEventElapsedTime(&ms, a, b));
     t.push_back(ms * 1000.0f);
@@ -89,32 +92,51 @@ double median_us(F call, int reps)
   return t[t.size() / 2];
 }
 
-/* Why: a decode step launches kernels back to back; the GPU time per call
- * in a stream of `n` calls (no host wait between them) is what such a
- * step pays, launch gaps included, and for small shapes it is far below
- * the time of one launch between two events.  Median of 5 such streams. */
+/* Why: a decode step launches its kernels back to back, eagerly or as a
+ * captured CUDA graph.  Per call, median of 5 runs of `n` calls: *eager is
+ * host launches with no wait between them (launch gaps included: for
+ * small shapes far below one launch between two events), *graph the same
+ * calls captured once into a graph and replayed (what engines that
+ * capture their decode step pay). */
 template <class F>
-double stream_us(F call, int n)
+void small_us(F call, int n, double *eager, double *graph)
 {
   cudaEvent_t a, b;
-  std::vector<float> t;
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  std::vector<float> te, tg;
   BCK(cudaEventCreate(&a));
   BCK(cudaEventCreate(&b));
   for (int i = 0; i < WARMUP; i++) call(i);
-  BCK(cudaDeviceSynchronize());
+  BCK(cudaStreamBeginCapture(g_stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < n; i++) call(WARMUP + i);
+  BCK(cudaStreamEndCapture(g_stream, &g));
+  BCK(cudaGraphInstantiate(&ge, g, 0));
+  BCK(cudaGraphLaunch(ge, g_stream));
+  BCK(cudaStreamSynchronize(g_stream));
   for (int k = 0; k < 5; k++) {
     float ms;
-    BCK(cudaEventRecord(a, 0));
+    BCK(cudaEventRecord(a, g_stream));
     for (int i = 0; i < n; i++) call(WARMUP + i);
-    BCK(cudaEventRecord(b, 0));
+    BCK(cudaEventRecord(b, g_stream));
     BCK(cudaEventSynchronize(b));
     BCK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.0f / (float)n);
+    te.push_back(ms * 1000.0f / (float)n);
+    BCK(cudaEventRecord(a, g_stream));
+    BCK(cudaGraphLaunch(ge, g_stream));
+    BCK(cudaEventRecord(b, g_stream));
+    BCK(cudaEventSynchronize(b));
+    BCK(cudaEventElapsedTime(&ms, a, b));
+    tg.push_back(ms * 1000.0f / (float)n);
   }
+  BCK(cudaGraphExecDestroy(ge));
+  BCK(cudaGraphDestroy(g));
   BCK(cudaEventDestroy(a));
   BCK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(te.begin(), te.end());
+  std::sort(tg.begin(), tg.end());
+  *eager = te[te.size() / 2];
+  *graph = tg[tg.size() / 2];
 }
 
 /* How many copies of a `bytes` working set keep the rotation out of L2
@@ -148,7 +170,7 @@ double copy_us(double bytes, int nrot)
     dst[i] = dalloc(half, 0);
   }
   const double us = median_us(
-      [&](int i) { BCK(cudaMemcpyAsync(dst[i % nrot], src[i % nrot], half, cudaMemcpyDeviceToDevice, 0)); },
+      [&](int i) { BCK(cudaMemcpyAsync(dst[i % nrot], src[i % nrot], half, cudaMemcpyDeviceToDevice, g_stream)); },
       g_reps);
   for (int i = 0; i < nrot; i++) {
     BCK(cudaFree(src[i]));
@@ -191,23 +213,14 @@ result bench_rows(const kg_variant *v, size_t rows, bool large)
            dt_name(v->dtype));
   snprintf(r.variant, sizeof r.variant, "%s", v->symbol);
   r.bytes = bytes;
-  r.us = median_us(
-      [&](int i) {
-        int e = v->op == KG_OP_LAYERNORM
-                    ? v->fn.layernorm_cuda(rows, x[i % nrot], d, w, b, y[i % nrot], d, NULL, NULL, NULL)
-                    : v->fn.rmsnorm_cuda(rows, x[i % nrot], d, w, y[i % nrot], d, NULL, NULL);
-        BCK((cudaError_t)e);
-      },
-      g_reps);
-  if (!large)
-    r.stream_us = stream_us(
-        [&](int i) {
-          int e = v->op == KG_OP_LAYERNORM
-                      ? v->fn.layernorm_cuda(rows, x[i % nrot], d, w, b, y[i % nrot], d, NULL, NULL, NULL)
-                      : v->fn.rmsnorm_cuda(rows, x[i % nrot], d, w, y[i % nrot], d, NULL, NULL);
-          BCK((cudaError_t)e);
-        },
-        STREAM_N);
+  auto call = [&](int i) {
+    int e = v->op == KG_OP_LAYERNORM
+                ? v->fn.layernorm_cuda(rows, x[i % nrot], d, w, b, y[i % nrot], d, NULL, NULL, g_stream)
+                : v->fn.rmsnorm_cuda(rows, x[i % nrot], d, w, y[i % nrot], d, NULL, g_stream);
+    BCK((cudaError_t)e);
+  };
+  r.us = median_us(call, g_reps);
+  if (!large) small_us(call, STREAM_N, &r.eager_us, &r.graph_us);
   r.copy_us = copy_us(bytes, nrot);
   r.gbps = bytes / r.us * 1e-3;
   r.ratio = r.copy_us / r.us;
@@ -247,19 +260,12 @@ result bench_qk(const kg_variant *v, size_t tokens, double empty_us)
            nh, nkv, d, dt_name(v->dtype));
   snprintf(r.variant, sizeof r.variant, "%s", v->symbol);
   r.bytes = bytes;
-  r.us = median_us(
-      [&](int i) {
-        BCK((cudaError_t)v->fn.qk_norm_cuda(tokens, q[i % nrot], qs, k[i % nrot], ks, w,
-                                            (char *)w + d * es, NULL));
-      },
-      decode ? 10 * g_reps : g_reps);
-  if (decode)
-    r.stream_us = stream_us(
-        [&](int i) {
-          BCK((cudaError_t)v->fn.qk_norm_cuda(tokens, q[i % nrot], qs, k[i % nrot], ks, w,
-                                              (char *)w + d * es, NULL));
-        },
-        STREAM_N);
+  auto call = [&](int i) {
+    BCK((cudaError_t)v->fn.qk_norm_cuda(tokens, q[i % nrot], qs, k[i % nrot], ks, w, (char *)w + d * es,
+                                        g_stream));
+  };
+  r.us = median_us(call, decode ? 10 * g_reps : g_reps);
+  if (decode) small_us(call, STREAM_N, &r.eager_us, &r.graph_us);
   r.gbps = bytes / r.us * 1e-3;
   if (decode) {
     r.copy_us = 0;
@@ -281,17 +287,19 @@ result bench_qk(const kg_variant *v, size_t tokens, double empty_us)
 }
 
 /* Why: one Markdown table for the terminal and the --md file alike. */
-void print_table(FILE *f, const std::vector<result> &res, double empty_us, double empty_stream_us)
+void print_table(FILE *f, const std::vector<result> &res, double empty_us, double empty_stream_us,
+                 double empty_graph_us)
 {
-  fprintf(f, "| shape | variant | MB moved | median us | stream us | GB/s | copy us | ratio | target |\n");
-  fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
-  fprintf(f, "| empty kernel launch | kg_bench_empty | 0 | %.2f | %.2f | | | | |\n", empty_us,
-          empty_stream_us);
+  fprintf(f, "| shape | variant | MB moved | median us | eager us | graph us | GB/s | copy us | ratio | target |\n");
+  fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  fprintf(f, "| empty kernel launch | kg_bench_empty | 0 | %.2f | %.2f | %.2f | | | | |\n", empty_us,
+          empty_stream_us, empty_graph_us);
   for (const result &r : res) {
-    char st[32] = "";
-    if (r.stream_us > 0) snprintf(st, sizeof st, "%.2f", r.stream_us);
-    fprintf(f, "| %s | %s | %.3f | %.2f | %s | %.0f | %.2f | %.3f | %s%s |\n", r.name, r.variant,
-            r.bytes * 1e-6, r.us, st, r.gbps, r.copy_us, r.ratio, r.target,
+    char st[32] = "", gr[32] = "";
+    if (r.eager_us > 0) snprintf(st, sizeof st, "%.2f", r.eager_us);
+    if (r.graph_us > 0) snprintf(gr, sizeof gr, "%.2f", r.graph_us);
+    fprintf(f, "| %s | %s | %.3f | %.2f | %s | %s | %.0f | %.2f | %.3f | %s%s |\n", r.name, r.variant,
+            r.bytes * 1e-6, r.us, st, gr, r.gbps, r.copy_us, r.ratio, r.target,
             r.met < 0 ? "" : r.met ? ": met" : ": MISSED");
   }
 }
@@ -331,18 +339,14 @@ int main(int argc, char **argv)
            prop.minor, prop.multiProcessorCount, g_l2 >> 20);
   printf("cuda bench: %s; median of %d timed launches after %d warm-up\n", devline, g_reps, WARMUP);
 
-  const double empty_us = median_us(
-      [&](int) {
-        kg_bench_empty<<<1, 32>>>();
-        BCK(cudaGetLastError());
-      },
-      10 * g_reps);
-  const double empty_stream_us = stream_us(
-      [&](int) {
-        kg_bench_empty<<<1, 32>>>();
-        BCK(cudaGetLastError());
-      },
-      STREAM_N);
+  BCK(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking));
+  auto empty = [&](int) {
+    kg_bench_empty<<<1, 32, 0, g_stream>>>();
+    BCK(cudaGetLastError());
+  };
+  const double empty_us = median_us(empty, 10 * g_reps);
+  double empty_stream_us, empty_graph_us;
+  small_us(empty, STREAM_N, &empty_stream_us, &empty_graph_us);
 
   std::vector<result> res;
   for (size_t i = 0; i < KG_PACK_CUDA_NUM; i++) {
@@ -367,7 +371,7 @@ int main(int argc, char **argv)
     if (r.met >= 0) targets++;
   }
   printf("\n");
-  print_table(stdout, res, empty_us, empty_stream_us);
+  print_table(stdout, res, empty_us, empty_stream_us, empty_graph_us);
   if (md) {
     FILE *f = fopen(md, "w");
     if (!f) {
@@ -375,7 +379,7 @@ int main(int argc, char **argv)
       return 2;
     }
     fprintf(f, "# CUDA bench\n\n%s; median of %d launches.\n\n", devline, g_reps);
-    print_table(f, res, empty_us, empty_stream_us);
+    print_table(f, res, empty_us, empty_stream_us, empty_graph_us);
     fclose(f);
   }
   if (json) {
@@ -385,12 +389,13 @@ int main(int argc, char **argv)
       return 2;
     }
     fprintf(f, "{\n  \"device\": \"%s\",\n  \"reps\": %d,\n  \"empty_launch_us\": %.4f,\n"
-            "  \"empty_stream_us\": %.4f,\n  \"results\": [\n", devline, g_reps, empty_us, empty_stream_us);
+            "  \"empty_eager_us\": %.4f,\n  \"empty_graph_us\": %.4f,\n  \"results\": [\n", devline, g_reps,
+            empty_us, empty_stream_us, empty_graph_us);
     for (size_t i = 0; i < res.size(); i++) {
       const result &r = res[i];
       fprintf(f, "    {\"shape\": \"%s\", \"variant\": \"%s\", \"bytes\": %.0f, \"us_median\": %.4f, "
-              "\"stream_us\": %.4f, \"gbps\": %.2f, \"copy_us\": %.4f, \"ratio\": %.4f, \"target\": \"%s\", \"met\": %s}%s\n",
-              r.name, r.variant, r.bytes, r.us, r.stream_us, r.gbps, r.copy_us, r.ratio, r.target,
+              "\"eager_us\": %.4f, \"graph_us\": %.4f, \"gbps\": %.2f, \"copy_us\": %.4f, \"ratio\": %.4f, \"target\": \"%s\", \"met\": %s}%s\n",
+              r.name, r.variant, r.bytes, r.us, r.eager_us, r.graph_us, r.gbps, r.copy_us, r.ratio, r.target,
               r.met < 0 ? "null" : r.met ? "true" : "false", i + 1 < res.size() ? "," : "");
     }
     fprintf(f, "  ]\n}\n");
