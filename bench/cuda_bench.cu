@@ -1,7 +1,7 @@
 /* cuda_bench.cu: GPU timings of a pack's CUDA variants (make bench-cuda).
  *
  * Shapes, found in the pack's CUDA variant table by their baked constants:
- *   qk_decode   QK-norm, head_dim 128, 32 Q + 8 K heads, 1 token
+ *   qk_decode   QK-norm, head_dim 128 or 64, 32 Q + 8 K heads, 1 token
  *   qk_prefill  the same kernel, 2048 tokens
  *   rms_4096x1 / rms_4096x8192 / rms_8192x4096   RMSNorm (dim x rows)
  *   ln_8192x4096                                   LayerNorm
@@ -351,7 +351,7 @@ int main(int argc, char **argv)
   std::vector<result> res;
   for (size_t i = 0; i < KG_PACK_CUDA_NUM; i++) {
     const kg_variant *v = &KG_PACK_CUDA_VARIANTS[i];
-    if (v->op == KG_OP_QK_NORM && v->dim == 128 && v->num_heads == 32 && v->num_kv_heads == 8 &&
+    if (v->op == KG_OP_QK_NORM && (v->dim == 128 || v->dim == 64) && v->num_heads == 32 && v->num_kv_heads == 8 &&
         v->rounding == KG_ROUND_SINGLE) {
       res.push_back(bench_qk(v, 1, empty_us));
       res.push_back(bench_qk(v, 2048, empty_us));

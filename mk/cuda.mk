@@ -36,7 +36,8 @@ CUDA_PACK_DEFS := -DKG_PACK_HEADER='"$(CUDA_PACK).h"' -DKG_PACK_VARIANTS=$(CUDA_
   -DKG_PACK_NUM=$(CUDA_PACK)_num_variants -DKG_PACK_CUDA_VARIANTS=$(CUDA_PACK)_cuda_variants \
   -DKG_PACK_CUDA_NUM=$(CUDA_PACK)_cuda_num_variants
 CUDA_NO_NVCC := no nvcc (not on PATH, not in /usr/local/cuda/bin; set NVCC=/path/to/nvcc)
-# emulation: a small grid cap makes every kernel's grid-stride loop run;
+# emulation: a small grid cap makes every kernel's grid-stride loop run,
+# a small few-rows bound sends its small cases to both kernels of a twin;
 # UBSan catches misaligned vector accesses (uint2/uint4 are aligned there)
 ifeq ($(origin EMU_CXX),undefined)
 EMU_CXX := $(shell command -v g++ 2>/dev/null || command -v clang++ 2>/dev/null)
@@ -117,7 +118,7 @@ ifneq ($(EMU_CXX),)
 EMU_SRC := tests/cuda/test_cuda.c $(wildcard tests/cuda/emu/*)
 $(CUDA_BUILD)/test_cuda_emu: $(EMU_SRC) $(OUT)/$(CUDA_PACK)/$(CUDA_PACK).h | $(CUDA_BUILD)
 	@rm -rf $(CUDA_BUILD)/emu && mkdir -p $(CUDA_BUILD)/emu
-	$(EMU_CXX) $(EMU_CXXFLAGS) -DKG_CU_MAX_GRID=5 -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) \
+	$(EMU_CXX) $(EMU_CXXFLAGS) -DKG_CU_MAX_GRID=5 -DKG_CU_FEW_ROWS=64 -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) \
 	  -x c++ -c $(OUT)/$(CUDA_PACK)/$(CUDA_PACK)_cuda.cu -o $(CUDA_BUILD)/emu/pack_cuda.o
 	$(EMU_CXX) $(EMU_CXXFLAGS) -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) -c tests/cuda/emu/kg_emu.cpp \
 	  -o $(CUDA_BUILD)/emu/kg_emu.o

@@ -90,7 +90,7 @@ $(indent)kg_cu_ld<$(DT), $(VE)>(beta + $(AT), bc);
       const size_t r = r0 + ri;
       if (!(sq[ri] <= FLT_MAX)) {
         /* rare: values near the f32 limit or a NaN/Inf in the row */
-        $(sym)_$(L.name)_slow(xr[ri], yr[ri], gamma, beta, t, mean ? mean + r : NULL,
+        $(sym)_$(L.base)_slow(xr[ri], yr[ri], gamma, beta, t, mean ? mean + r : NULL,
             rstd ? rstd + r : NULL$(P.warp and "" or ", kg_redd, kg_redd2"));
       } else {
         const float rs = rsf[ri], mf = mfs[ri];

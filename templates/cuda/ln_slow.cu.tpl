@@ -11,7 +11,7 @@
  * f32 limit, or a NaN/Inf): the double recomputation the CPU's slow path
  * does; a non-finite input gives a NaN row.  mean_out / rstd_out: this
  * row's slots, or NULL. */
-static __device__ __forceinline__ void $(sym)_$(L.name)_slow(const $(S) *xrow, $(S) *yrow,
+static __device__ __forceinline__ void $(sym)_$(L.base)_slow(const $(S) *xrow, $(S) *yrow,
     const $(S) *gamma, const $(S) *beta, int t, float *mean_out, float *rstd_out$(P.warp and "" or ",\n    double *redd, double *redd2"))
 {
   double sdd = 0.0;

@@ -6,9 +6,11 @@
 @   if k.layout == "token_major" then return "tok * " .. stride .. " + (size_t)h * " .. D end
 @   return "(size_t)h * " .. stride .. " + tok * " .. D
 @ end
-@ for _, L in ipairs(P.paths) do
+@ for _, L in ipairs(P.kernels) do
+@   if not L.twin then
 $(slow(L))
 
+@   end
 /* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " (token, head) rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per (token, head)")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; $(NH) Q heads, $(NKV) K heads of $(D), $(k.layout), eps $(EPS), rounding "$(k.rounding)". */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t tokens,
@@ -54,13 +56,5 @@ $(proto)
 {
   if (tokens == 0) return 0;
   void *args[] = { &tokens, &q, &q_stride, &k, &k_stride, &q_w, &k_w };
-@ if #P.paths > 1 then
-  if (kg_cu_aligned<$(util.int(P.VB))>(q) && kg_cu_aligned<$(util.int(P.VB))>(k) &&
-      kg_cu_aligned<$(util.int(P.VB))>(q_w) && kg_cu_aligned<$(util.int(P.VB))>(k_w) &&
-      q_stride % $(util.int(P.VE)) == 0 && k_stride % $(util.int(P.VE)) == 0)
-    return (int)cudaLaunchKernel($(sym)_vec, dim3(kg_cu_grid(tokens * $(NHK), $(util.int(P.paths[1].RPB)))),
-                                 dim3($(util.int(P.paths[1].NT))), args, 0, (cudaStream_t)stream);
-@ end
-  return (int)cudaLaunchKernel($(sym)_el, dim3(kg_cu_grid(tokens * $(NHK), $(util.int(P.paths[#P.paths].RPB)))),
-                               dim3($(util.int(P.paths[#P.paths].NT))), args, 0, (cudaStream_t)stream);
+$(launch({ "q", "k", "q_w", "k_w" }, { "q_stride", "k_stride" }, "tokens * " .. NHK))
 }

@@ -45,7 +45,7 @@
       const float ss_k = ss[ri];
       if ($(slow_test)) {
         /* rare: values near the f32 limit or a NaN/Inf in the row */
-        $(sym)_$(L.name)_slow(xr[ri], yr[ri], wr[ri], t$(has_rstd and ", rstd_out[ri]" or "")$(P.warp and "" or ", kg_redd"));
+        $(sym)_$(L.base)_slow(xr[ri], yr[ri], wr[ri], t$(has_rstd and ", rstd_out[ri]" or "")$(P.warp and "" or ", kg_redd"));
       } else {
         const float rs = rsf[ri];
 @ if has_rstd then

@@ -11,7 +11,7 @@
  * limit, or a NaN/Inf): the double recomputation the CPU's slow path does,
  * where the squares of any finite f32 cannot overflow; a NaN/Inf in the
  * row gives a NaN row. */
-static __device__ __forceinline__ void $(sym)_$(L.name)_slow(const $(S) *xrow, $(S) *yrow,
+static __device__ __forceinline__ void $(sym)_$(L.base)_slow(const $(S) *xrow, $(S) *yrow,
     const $(S) *wrow, int t$(has_rstd and ", float *rstd_out" or "")$(P.warp and "" or ", double *redd"))
 {
   double sd = 0.0;

@@ -1,7 +1,9 @@
 @ -- RMSNorm: kernels (one per row layout of the plan) and the host wrapper.
-@ for _, L in ipairs(P.paths) do
+@ for _, L in ipairs(P.kernels) do
+@   if not L.twin then
 $(slow(L))
 
+@   end
 /* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per row")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; y = x * rstd * w, $(D) wide, eps $(EPS), rounding "$(k.rounding)". */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t rows,
@@ -44,13 +46,5 @@ $(proto)
 {
   if (rows == 0) return 0;
   void *args[] = { &rows, &x, &x_stride, &w, &y, &y_stride, &rstd };
-@ if #P.paths > 1 then
-  if (kg_cu_aligned<$(util.int(P.VB))>(x) && kg_cu_aligned<$(util.int(P.VB))>(y) &&
-      kg_cu_aligned<$(util.int(P.VB))>(w) && x_stride % $(util.int(P.VE)) == 0 &&
-      y_stride % $(util.int(P.VE)) == 0)
-    return (int)cudaLaunchKernel($(sym)_vec, dim3(kg_cu_grid(rows, $(util.int(P.paths[1].RPB)))),
-                                 dim3($(util.int(P.paths[1].NT))), args, 0, (cudaStream_t)stream);
-@ end
-  return (int)cudaLaunchKernel($(sym)_el, dim3(kg_cu_grid(rows, $(util.int(P.paths[#P.paths].RPB)))),
-                               dim3($(util.int(P.paths[#P.paths].NT))), args, 0, (cudaStream_t)stream);
+$(launch({ "x", "y", "w" }, { "x_stride", "y_stride" }, "rows"))
 }

@@ -2,7 +2,8 @@
 -- roundings, both QK-norm layouts, GQA, the warp-per-row path (dims up to
 -- 256) and the block-per-row path (wider), dims that are not a multiple of
 -- the vector width (element layout only), and the benchmark shapes
--- (Qwen3-8B QK-norm, RMSNorm/LayerNorm 4096 and 8192 wide).  scalar is the
+-- (Qwen3-8B QK-norm and the same heads at head_dim 64, RMSNorm/LayerNorm
+-- 4096 and 8192 wide).  scalar is the
 -- reference every CUDA variant is checked against.
 return {
   name = "kgtc",
@@ -48,5 +49,7 @@ return {
     { op = "layernorm", name = "k30_ln_f16_768", dtype = "f16", dim = 768 },
     { op = "layernorm", name = "k31_ln_f32_100", dtype = "f32", dim = 100 },
     { op = "layernorm", name = "k32_ln_bf16_5", dim = 5 },
+    -- QK-norm at head_dim 64 (Llama-3.2-1B's shape): the benchmark's short rows
+    { op = "qk_norm", name = "k33_qk_bf16_64", head_dim = 64, num_heads = 32, num_kv_heads = 8, eps = 1e-5 },
   },
 }
