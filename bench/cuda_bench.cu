@@ -4,7 +4,7 @@
  *   qk_decode   QK-norm, head_dim 128 or 64, 32 Q + 8 K heads, 1 token
  *   qk_prefill  the same kernel, 2048 tokens
  *   rms_4096x1 / rms_4096x8192 / rms_8192x4096   RMSNorm (dim x rows)
- *   ln_8192x4096                                   LayerNorm
+ *   ln_8192x1 / ln_8192x4096                       LayerNorm
  * for every dtype the pack has them in.  Each is timed with CUDA events
  * around single launches: the median of many after a warm-up, input
  * buffers rotated so that the footprint is several times the L2 (a
@@ -361,6 +361,7 @@ int main(int argc, char **argv)
       res.push_back(bench_rows(v, 8192, true));
     } else if ((v->op == KG_OP_RMSNORM || v->op == KG_OP_LAYERNORM) && v->dim == 8192 &&
                v->rounding == KG_ROUND_SINGLE) {
+      if (v->op == KG_OP_LAYERNORM) res.push_back(bench_rows(v, 1, false));
       res.push_back(bench_rows(v, 4096, true));
     }
   }
