@@ -441,6 +441,13 @@ static void compare_stats(tstate *ts, const char *what, size_t rows, const float
   }
 }
 
+/* Why: cudaMemcpy from pageable host memory may return before its DMA
+ * has landed, and a kernel on a cudaStreamNonBlocking stream does not wait
+ * for the legacy stream: without this wait such a kernel can read the
+ * buffer's previous contents (seen on an H100 as a rare FALSIFY-QKN-007
+ * failure of the created-stream case, a test defect, not a kernel one). */
+#define UPLOADS_DONE(ts) CK(ts, cudaDeviceSynchronize())
+
 /* ---- RMSNorm / LayerNorm ---------------------------------------------------- */
 
 typedef struct rcase {
@@ -528,6 +535,7 @@ static void run_rows(tstate *ts, const rcase *rc)
   CK(ts, cudaMemcpy(db, hb, nw * es, cudaMemcpyHostToDevice));
   CK(ts, cudaMemcpy(dm, gm, rows * 4, cudaMemcpyHostToDevice));
   CK(ts, cudaMemcpy(dr, gr, rows * 4, cudaMemcpyHostToDevice));
+  UPLOADS_DONE(ts);
   {
     const void *x = (const char *)dx + rc->off * es;
     void *y = (char *)dy + rc->off * es;
@@ -738,6 +746,7 @@ static void run_qk(tstate *ts, const qcase *qc)
   CK(ts, cudaMemcpy(dq, q0, b.nq * es, cudaMemcpyHostToDevice));
   CK(ts, cudaMemcpy(dk, k0, (b.nk + 1) * es, cudaMemcpyHostToDevice));
   CK(ts, cudaMemcpy(dw, hw, (2 * d + qc->off) * es, cudaMemcpyHostToDevice));
+  UPLOADS_DONE(ts);
   {
     void *q = (char *)dq + b.q_off * es;
     void *k = (char *)(qc->fused ? dq : dk) + b.k_off * es;
@@ -779,6 +788,7 @@ static void run_qk(tstate *ts, const qcase *qc)
         memcpy((char *)q2 + hk * es, (char *)q0 + hk * es, d * es);
       }
       CK(ts, cudaMemcpy(dq, q2, b.nq * es, cudaMemcpyHostToDevice));
+      UPLOADS_DONE(ts);
       rc_call = v->fn.qk_norm_cuda(T, (char *)dq + b.q_off * es, b.q_stride,
                                    (char *)(qc->fused ? dq : dk) + b.k_off * es, b.k_stride,
                                    (const char *)dw + qc->off * es,
@@ -899,6 +909,9 @@ static void run_variant(tstate *ts)
      * several-rows-per-warp kernels of short rows, both layouts */
     { "many short rows", BIG(4500, 70), 0, 0, 0, 0, 1, 0 },
     { "many short rows, misaligned", BIG(4500, 70), 1, 3, 1, 0, 1, 0 },
+    /* more rows than KG_CU_FEW_WIDE_ROWS (256; 9 under emulation): the
+     * element layout of block-row LayerNorm without its twin */
+    { "misaligned, over the wide bound", BIG(300, 10), 1, 3, 1, 0, 1, 0 },
   };
   static const qcase qcases[] = {
     { "decode, fused QKV", 1, 0, 0, 1, 0 },
