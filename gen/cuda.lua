@@ -22,6 +22,13 @@ M.MAX_ROWS_PER_WARP = 4
 -- instead of 2.00 (64).  Above it the grid outgrows one wave of resident
 -- warps (132 SMs x 32 warps) and rows per warp keep more bytes in flight.
 M.FEW_ROWS = 4096
+-- calls of at most this many rows run a block-row LayerNorm twin that
+-- loads gamma and beta together with x, without the register cap: on an
+-- H100 a one-row LayerNorm 8192 took 2.5 (bf16) and 2.8 (f32) instead of
+-- 3.1 us per call in a CUDA graph; with thousands of rows the uncapped
+-- kernel keeps too few rows in flight (0.84-0.91 of the copy's bandwidth
+-- against 0.98).  256: two resident blocks on each of 132 SMs.
+M.FEW_WIDE_ROWS = 256
 M.MAX_LANE_VECS = 8
 -- a block-per-row thread holds about this many bytes of the row in its
 -- vector layout (16 registers, whatever the dtype: the bytes in flight per
@@ -103,19 +110,31 @@ function M.plan(k)
   local paths = {}
   if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vec", R, k.dtype) end
   paths[#paths + 1] = layout(k.dim, 1, warp, "el", R, k.dtype)
-  -- registers: at most MAX_LANE_VECS row vectors of x per lane
-  -- kernels: every layout, and a one-row-per-warp twin (few) of each
-  -- that has several rows per warp; base names the rare-path function
+  -- kernels: every layout and its twin (few) for calls of few rows, if
+  -- it has one; base names the rare-path function both share
   local kernels = {}
   for _, l in ipairs(paths) do
+    -- registers: at most MAX_LANE_VECS row vectors of x per lane
     l.R = math.max(1, math.min(l.R, math.floor(M.MAX_LANE_VECS / l.C)))
     l.RPB = warp and (M.WARPS_PER_BLOCK * l.R) or 1 -- rows per block
     l.base = l.name
     kernels[#kernels + 1] = l
+    local f = {}
+    for key, v in pairs(l) do f[key] = v end
+    f.name, f.twin = l.name .. "1", true
     if l.R > 1 then
-      local f = {}
-      for key, v in pairs(l) do f[key] = v end
-      f.name, f.R, f.RPB, f.twin = l.name .. "1", 1, M.WARPS_PER_BLOCK, true
+      -- one row per warp
+      f.R, f.RPB, f.bound = 1, M.WARPS_PER_BLOCK, "KG_CU_FEW_ROWS"
+    elseif not warp and k.op == "layernorm" and l.NT < M.MAX_THREADS then
+      -- gamma and beta loaded with x (one memory round trip less), no
+      -- register cap (a block per SM is plenty for so few rows); not for
+      -- blocks of MAX_THREADS, whose threads get 64 registers whatever the
+      -- cap, too few for the row and both weights (they spilled)
+      f.early, f.MINB, f.bound = true, 1, "KG_CU_FEW_WIDE_ROWS"
+    else
+      f = nil
+    end
+    if f then
       l.few = f
       kernels[#kernels + 1] = f
     end
@@ -205,6 +224,7 @@ function M.render(ctx)
   local fenv = {
     spec = spec, util = ctx.util, bodies = bodies, entries = entries,
     ns = "kg_cu_" .. spec.name, few_rows = util.int(M.FEW_ROWS),
+    few_wide_rows = util.int(M.FEW_WIDE_ROWS),
     banner = ctx.banner("cuda/file.cu.tpl + cuda op templates"),
   }
   local file = ctx.render("cuda/file.cu.tpl", fenv)

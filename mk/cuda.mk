@@ -118,7 +118,7 @@ ifneq ($(EMU_CXX),)
 EMU_SRC := tests/cuda/test_cuda.c $(wildcard tests/cuda/emu/*)
 $(CUDA_BUILD)/test_cuda_emu: $(EMU_SRC) $(OUT)/$(CUDA_PACK)/$(CUDA_PACK).h | $(CUDA_BUILD)
 	@rm -rf $(CUDA_BUILD)/emu && mkdir -p $(CUDA_BUILD)/emu
-	$(EMU_CXX) $(EMU_CXXFLAGS) -DKG_CU_MAX_GRID=5 -DKG_CU_FEW_ROWS=64 -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) \
+	$(EMU_CXX) $(EMU_CXXFLAGS) -DKG_CU_MAX_GRID=5 -DKG_CU_FEW_ROWS=64 -DKG_CU_FEW_WIDE_ROWS=9 -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) \
 	  -x c++ -c $(OUT)/$(CUDA_PACK)/$(CUDA_PACK)_cuda.cu -o $(CUDA_BUILD)/emu/pack_cuda.o
 	$(EMU_CXX) $(EMU_CXXFLAGS) -Itests/cuda/emu -I$(OUT)/$(CUDA_PACK) -c tests/cuda/emu/kg_emu.cpp \
 	  -o $(CUDA_BUILD)/emu/kg_emu.o

@@ -162,11 +162,16 @@ inline bool kg_cu_aligned(const void *p)
 #ifndef KG_CU_MAX_GRID
 #define KG_CU_MAX_GRID 0x7fffffffu
 #endif
-/* Why: a call of at most this many rows takes the one-row-per-warp twin
- * of a several-rows-per-warp kernel (gen/cuda.lua, FEW_ROWS); a macro so
- * that tests with few rows reach both kernels. */
+/* Why: a call of at most KG_CU_FEW_ROWS rows takes the one-row-per-warp
+ * twin of a several-rows-per-warp kernel, one of at most
+ * KG_CU_FEW_WIDE_ROWS the early-weights twin of a block-row LayerNorm
+ * (gen/cuda.lua, FEW_ROWS and FEW_WIDE_ROWS); macros so that tests with
+ * few rows reach both kernels of a twin. */
 #ifndef KG_CU_FEW_ROWS
 #define KG_CU_FEW_ROWS $(few_rows)u
+#endif
+#ifndef KG_CU_FEW_WIDE_ROWS
+#define KG_CU_FEW_WIDE_ROWS $(few_wide_rows)u
 #endif
 inline unsigned int kg_cu_grid(size_t n, size_t per)
 {

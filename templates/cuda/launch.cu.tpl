@@ -1,14 +1,14 @@
 @ -- The host wrapper's kernel choice and launch (after `args` is set):
 @ -- the vector layout when `aligned` holds, else the element layout; each
-@ -- one's one-row-per-warp twin when the call has at most KG_CU_FEW_ROWS
-@ -- rows.
+@ -- one's twin for few rows (gen/cuda.lua) when the call has at most its
+@ -- bound (KG_CU_FEW_ROWS or KG_CU_FEW_WIDE_ROWS) rows.
 @ local function go(L, indent)
 $(indent)return (int)cudaLaunchKernel($(sym)_$(L.name), dim3(kg_cu_grid($(rows), $(util.int(L.RPB)))),
 $(indent)                             dim3($(util.int(L.NT))), args, 0, (cudaStream_t)stream);
 @ end
 @ local function pick(L, indent)
 @   if L.few then
-$(indent)if ($(rows) <= KG_CU_FEW_ROWS)
+$(indent)if ($(rows) <= $(L.few.bound))
 @     go(L.few, indent .. "  ")
 @   end
 @   go(L, indent)

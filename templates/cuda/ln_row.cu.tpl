@@ -13,9 +13,10 @@
 @ local AT = "(c * " .. LL .. " + t) * " .. VE
 @ local NW = util.int(L.NW)
 @ local X = DT .. "::in(xv[ri][c].e[j])"
-@ -- warp rows: gamma and beta are loaded together with x (one memory round
-@ -- trip); block rows load them after the reductions (L1 hits by then).
-@ local early = P.warp
+@ -- warp rows and the few-rows twin of block rows: gamma and beta are
+@ -- loaded together with x (one memory round trip); other block rows load
+@ -- them after the reductions (L1 hits by then; early, 16-bit rows spill).
+@ local early = P.warp or L.early
 @ local function weights(indent)
 @   if early then
 $(indent)float gc[$(VE)], bc[$(VE)];

@@ -24,9 +24,21 @@ describe("CUDA plan", function()
     end
   end)
 
-  it("keeps one block per row and no twins for rows wider than 256", function()
-    local p = plan("layernorm", "bf16", 4096)
+  it("keeps one block per row for rows wider than 256; only LayerNorm has twins there", function()
+    local p = plan("rmsnorm", "bf16", 4096)
     assert.is_false(p.warp)
+    assert.equals("vec el", names(p))
+    p = plan("layernorm", "bf16", 4096)
+    assert.equals("vec vec1 el el1", names(p))
+    for _, l in ipairs(p.paths) do
+      assert.is_true(l.few.early)
+      assert.equals(1, l.few.MINB)
+      assert.equals("KG_CU_FEW_WIDE_ROWS", l.few.bound)
+      assert.is_nil(l.early)
+    end
+    -- blocks of 1024 threads have 64 registers a thread whatever the cap
+    p = plan("layernorm", "f32", 16384)
+    assert.equals(1024, p.paths[1].NT)
     assert.equals("vec el", names(p))
   end)
 
@@ -39,6 +51,7 @@ describe("CUDA plan", function()
         assert.equals(1, l.R)
         assert.equals(p.WPB, l.RPB)
         assert.equals(l.name, l.base .. "1")
+        assert.equals("KG_CU_FEW_ROWS", l.bound)
       else
         assert.is_true(l.R > 1)
         assert.equals(l.few, p.kernels[i + 1])
