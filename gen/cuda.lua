@@ -89,7 +89,9 @@ end
 -- Why: the plan of one kernel: the row group (warp or block) and the
 -- layouts the host wrapper picks from at run time: "vec" (16-byte or
 -- narrower vector loads, when pointers and strides are aligned) and "el"
--- (one element per access, any alignment).  Only "el" when VE is 1.
+-- (one element per access, any alignment), only "el" when VE is 1; and
+-- each layout's twin for calls of few rows where it has one (FEW_ROWS,
+-- FEW_WIDE_ROWS), which the wrapper picks by the call's row count.
 function M.plan(k)
   local bytes = util.BYTES[k.dtype]
   local warp = k.dim <= M.WARP_MAX_DIM
