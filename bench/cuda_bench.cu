@@ -51,7 +51,7 @@ struct result {
   char variant[128];
   double bytes;      /* moved per call */
   double us;         /* median per call */
-  double eager_us;  /* small shapes: per call in STREAM_N eager launches, else 0 */
+  double eager_us;   /* small shapes: per call in STREAM_N eager launches, else 0 */
   double graph_us;   /* small shapes: per call in a graph of STREAM_N, else 0 */
   double gbps;
   double copy_us;    /* the copy of the same bytes */
@@ -66,6 +66,26 @@ const int STREAM_N = 1000;
 size_t g_l2 = 0;
 cudaStream_t g_stream; /* every call and event: a stream that can be captured */
 
+/* Why: the GPU time of what `work` enqueues on g_stream, between two
+ * events, in ms. */
+template <class F>
+float event_ms(cudaEvent_t a, cudaEvent_t b, F work)
+{
+  float ms;
+  BCK(cudaEventRecord(a, g_stream));
+  work();
+  BCK(cudaEventRecord(b, g_stream));
+  BCK(cudaEventSynchronize(b));
+  BCK(cudaEventElapsedTime(&ms, a, b));
+  return ms;
+}
+
+float median(std::vector<float> t)
+{
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 /* Why: events around each call give GPU time without host jitter; the
  * median of many drops the outliers (clock changes, other tenants). */
 template <class F>
@@ -77,19 +97,10 @@ double median_us(F call, int reps)
   BCK(cudaEventCreate(&b));
   for (int i = 0; i < WARMUP; i++) call(i);
   BCK(cudaDeviceSynchronize());
-  for (int i = 0; i < reps; i++) {
-    float ms;
-    BCK(cudaEventRecord(a, g_stream));
-    call(WARMUP + i);
-    BCK(cudaEventRecord(b, g_stream));
-    BCK(cudaEventSynchronize(b));
-    BCK(cudaEventElapsedTime(&ms, a, b));
-    t.push_back(ms * 1000.0f);
-  }
+  for (int i = 0; i < reps; i++) t.push_back(event_ms(a, b, [&] { call(WARMUP + i); }) * 1000.0f);
   BCK(cudaEventDestroy(a));
   BCK(cudaEventDestroy(b));
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  return median(t);
 }
 
 /* Why: a decode step launches its kernels back to back, eagerly or as a
@@ -115,28 +126,15 @@ void small_us(F call, int n, double *eager, double *graph)
   BCK(cudaGraphLaunch(ge, g_stream));
   BCK(cudaStreamSynchronize(g_stream));
   for (int k = 0; k < 5; k++) {
-    float ms;
-    BCK(cudaEventRecord(a, g_stream));
-    for (int i = 0; i < n; i++) call(WARMUP + i);
-    BCK(cudaEventRecord(b, g_stream));
-    BCK(cudaEventSynchronize(b));
-    BCK(cudaEventElapsedTime(&ms, a, b));
-    te.push_back(ms * 1000.0f / (float)n);
-    BCK(cudaEventRecord(a, g_stream));
-    BCK(cudaGraphLaunch(ge, g_stream));
-    BCK(cudaEventRecord(b, g_stream));
-    BCK(cudaEventSynchronize(b));
-    BCK(cudaEventElapsedTime(&ms, a, b));
-    tg.push_back(ms * 1000.0f / (float)n);
+    te.push_back(event_ms(a, b, [&] { for (int i = 0; i < n; i++) call(WARMUP + i); }) * 1000.0f / (float)n);
+    tg.push_back(event_ms(a, b, [&] { BCK(cudaGraphLaunch(ge, g_stream)); }) * 1000.0f / (float)n);
   }
   BCK(cudaGraphExecDestroy(ge));
   BCK(cudaGraphDestroy(g));
   BCK(cudaEventDestroy(a));
   BCK(cudaEventDestroy(b));
-  std::sort(te.begin(), te.end());
-  std::sort(tg.begin(), tg.end());
-  *eager = te[te.size() / 2];
-  *graph = tg[tg.size() / 2];
+  *eager = median(te);
+  *graph = median(tg);
 }
 
 /* How many copies of a `bytes` working set keep the rotation out of L2

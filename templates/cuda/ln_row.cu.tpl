@@ -5,7 +5,8 @@
 @ -- in double (m1 = it in f32); then d = x - m1 gives sum(d^2), and
 @ -- var = sum(d^2)/D - (mu - m1)^2 (mu is exact, so mean(d) is taken as
 @ -- mu - m1 rather than summed: one reduction less).  Squared deviations
-@ -- not finite in f32 -> the CPU's slow path in double (ln_slow.cu.tpl).
+@ -- not finite in f32 -> the CPU's slow path in double (ln_slow.cu.tpl,
+@ -- which re-reads the row).
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local R = util.int(L.R)
 @ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV

@@ -3,7 +3,7 @@
 @ -- yr[ri] (may alias), weights wr[ri], present when ok[ri] (warp-uniform).
 @ -- Thread t of the row group holds the rows in xv (read once).  Fast path
 @ -- in f32; a sum of squares that is not finite in f32 -> the CPU's slow
-@ -- path in double (rms_slow.cu.tpl, out of line).
+@ -- path in double (rms_slow.cu.tpl, which re-reads the row).
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local R = util.int(L.R)
 @ local LAY = DT .. ", " .. VE .. ", " .. C .. ", " .. LL .. ", " .. NV

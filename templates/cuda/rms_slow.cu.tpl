@@ -1,8 +1,9 @@
-@ -- The RMSNorm rare path of one row (rmsnorm and qk_norm), out of line:
-@ -- recomputed in double from the row re-read from memory.  Kept out of
-@ -- the kernel so that the fast path's registers are not sized for it (it
-@ -- pushed 16-bit block kernels into local-memory spills).  Called by the
-@ -- whole row group (warp or block) before any store to this row.
+@ -- The RMSNorm rare path of one row (rmsnorm and qk_norm), a function of
+@ -- its own (inlined): recomputed in double from the row re-read from
+@ -- memory, pass by pass.  Holding the row instead, as the fast path does,
+@ -- kept it converted through the rare path too and pushed 16-bit block
+@ -- kernels into local-memory spills.  Called by the whole row group (warp
+@ -- or block) before any store to this row.
 @ local VE, C, LL, NV = util.int(L.VE), util.int(L.C), util.int(L.L), util.int(L.NV)
 @ local HAS = "kg_cu_has<" .. C .. ", " .. LL .. ", " .. NV .. ">(c, t)"
 @ local AT = "(c * " .. LL .. " + t) * " .. VE
