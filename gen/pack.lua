@@ -3,6 +3,7 @@
 local template = require("pl.template")
 local util = require("util")
 local row = require("kernels.row")
+local lines = require("kernels.lines")
 
 local M = {}
 
@@ -116,7 +117,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local attr = V.target and ('__attribute__((target("' .. V.target .. '"))) ') or ""
   local _, names = signature(k)
   local env = {
-    spec = spec, k = k, V = V, S = S, p = p, row = row, util = util,
+    spec = spec, k = k, V = V, S = S, p = p, row = row, util = util, lines = lines,
     T = k.dtype, CT = CTYPE[k.dtype], D = util.int(k.dim), EPS = util.f32(k.eps),
     sym = twin_of and (twin_of .. "_bf16dot") or s, slow = (twin_of or s) .. "_slow",
     attr = attr, indent = indent, linkage = twin_of and "static " or "",
@@ -131,7 +132,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- registers) are split once per call into a stack array where the table
   -- can (V.stage; rows up to STAGE_MAX elements, so the frame stays small)
   local function load_w(c, ptr)
-    local e = c.I.load(env.T, ptr, c.off, c.n)
+    local e = c.I.load(env.T, ptr, c.off, c.n, c.m)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
@@ -139,9 +140,9 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   if V.stage and not p.hoist_w and k.dim <= STAGE_MAX then
     for _, rv in ipairs(op.rows or { { w = "w" } }) do
       local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
-      local lines = V.stage("ws_" .. rv.w, k.dim, value)
-      if #lines > 0 then staged[rv.w] = "ws_" .. rv.w end
-      for _, line in ipairs(lines) do stage_lines[#stage_lines + 1] = line end
+      local got = V.stage("ws_" .. rv.w, k.dim, value)
+      if #got > 0 then staged[rv.w] = "ws_" .. rv.w end
+      for _, line in ipairs(got) do stage_lines[#stage_lines + 1] = line end
     end
   end
   env.stage_code = table.concat(stage_lines, "\n  ")
@@ -270,7 +271,28 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key, g) return env[key .. "_group" .. g] end
   env.sums_of = function(g) return env["group_sums" .. g] end
+  local use_lf = op.lines and G == 4 and lines.applies(V, k, pg, V4)
+  local slow_fn = env.slow_fn
+  if use_lf then env.lf_call, env.slow_fn = lines.call(k, env, names), "" end
   local text = render(dirs, op.frame, env)
+  if use_lf then
+    -- the line-frame twin (kernels/lines.lua), defined first and with the
+    -- slow path: the same frame and groups with env.lf; its row code (slow
+    -- groups, leftover rows) reads the weights from memory, the hoisted
+    -- ones being in the line frame
+    env.lf, env.lf_call, env.dot_call, env.slow_fn = true, nil, nil, slow_fn
+    env.sym, env.linkage = env.sym .. "_lf", "static __attribute__((noinline)) "
+    env.G_long, env.group_tokens = nil, nil
+    env.p_lf, env.wload_lf = pg, load_w
+    env.p = setmetatable({ hoist_w = false }, { __index = p })
+    for _, rv in ipairs(op.rows) do
+      env.w, env.wv = rv.w, rv.wv
+      env[rv.key] = render(dirs, op.row, env)
+    end
+    env.p = p
+    render_groups(G)
+    text = render(dirs, op.frame, env) .. "\n" .. text
+  end
   if twin_text then text = twin_text .. "\n" .. text end
   return text
 end

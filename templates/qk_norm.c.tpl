@@ -26,10 +26,30 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   $(dot_call)
 @ end
   if (tokens == 0) return; /* touch nothing, not even the weights */
+@ if lf_call then
+  /* heads off cache-line alignment, all at the same offset: the line frame */
+  if ($(lf_call.cond)) {
+    $(lf_call.call)
+    return;
+  }
+@ end
 @ if stage_code ~= "" then
   $(stage_code)
 @ end
-@ if p.hoist_w then
+@ if lf then
+  /* the heads' offset into their lines and the weights in that frame */
+@   for _, line in ipairs(V.lf.prologue("q")) do
+  $(line)
+@   end
+@   -- (a weight set whose token-major heads make no group has none)
+@   for _, set in ipairs({ { "qv", "q_w", k.num_heads }, { "kv", "k_w", k.num_kv_heads } }) do
+@     if k.layout ~= "token_major" or set[3] >= G then
+@       for _, line in ipairs(lines.weights(V, T, CT, p_lf, set[1], set[2], wload_lf)) do
+  $(line)
+@       end
+@     end
+@   end
+@ elseif p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) qv$(i) = $(wload(c, "q_w"));
   const $(c.I.vt) kv$(i) = $(wload(c, "k_w"));
@@ -47,7 +67,7 @@ $(ind)$(V.g4.svt) snv;
 $(ind)double $(table.concat(sn, ", "));
 @   end
 $(ind){
-@   for g = 0, G - 1 do
+@   for g = 0, lf and 0 or G - 1 do
 $(ind)  const $(CT) *xn$(g) = $(ptr(util.int(g)));
 @   end
 $(sums_of(G))
@@ -84,12 +104,21 @@ $(ind)if ($(ng) > 0) {
 $(ind){
 @     end
 @     if not chain then first_sums(ind .. "  ", G, ptr) end
+@     if lf then
+$(ind)  int carry = 0;        /* the group before wrote its first line... */
+$(ind)  $(V.vt) sprev = $(V.zero()); /* ...and left its last row's scale */
+@     end
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 $(ind)    const int more = $(more);
 $(ind)    const $(CT) *nx = $(nx);
+@     if lf then
+$(ind)    const int lastg = !($(inner));
+@     end
 @     for g = 0, G - 1 do
 $(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
+@       if not lf then
 $(ind)    const $(CT) *xr$(g) = yr$(g);
+@       end
 @       if pf then prefetch(ind .. "    ", "yr" .. g, pf) end
 @     end
 $(group_of(key, G))

@@ -21,7 +21,13 @@
 @ end
 @ -- V4 (groups of 4 on a table with V.g4): the rows' sums are finished
 @ -- together into the frame's vector snv, their rs computed in one vector.
-@ if part == "sums" then
+@ if part == "sums" and lf then
+        $(V.g4.pvt) hv0, hv1, hv2, hv3;
+        {
+          $(indent(lines.sums(V, T, CT, p, G), "          "))
+        }
+        snv = $(V.g4.sum4("hv0", "hv1", "hv2", "hv3"));
+@ elseif part == "sums" then
 @   if V4 then
         $(V.g4.pvt) hv0, hv1, hv2, hv3;
 @   end
@@ -58,7 +64,7 @@
 @   end
 @ end
       if (more) {
-@ for g = 0, G - 1 do
+@ for g = 0, lf and 0 or G - 1 do
         const $(CT) *xn$(g) = nx + $(util.int(g * k.dim));
 @ end
 $(group_sums)
@@ -66,13 +72,25 @@ $(group_sums)
       if (KG_UNLIKELY($(V4 and slow_test4 or table.concat(tests, " || ")))) {
 @ local names = {}
 @ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
+@ if lf then
+        $(lines.slow_head(V, T, CT, wv, k.rounding))
+@ end
         $(CT) *const grp[$(G)] = { $(table.concat(names, ", ")) };
         for (size_t g = 0; g < $(G); g++) {
           $(CT) *yr = grp[g];
           const $(CT) *xr = yr;
 $(rowtext)
         }
+@ if lf then
+        carry = 0;
+@ end
       } else {
+@ if lf then
+@   for g = 0, G - 1 do
+        const $(V.vt) vr$(g) = $(V.g4.get("rq", g));
+@   end
+        $(indent(lines.body(V, T, CT, p, G, wv, k.rounding), "        "))
+@ else
 @ for g = 0, G - 1 do
 @   if p.has_vec then
         const $(V.vt) vr$(g) = $(V4 and V.g4.get("rq", g) or V.set1("rs" .. g));
@@ -82,6 +100,7 @@ $(rowtext)
 @     if k.rounding == "hf" then h = c.I.round(T, h) end
         $(c.I.store(T, "yr" .. g, c.off, c.n, c.I.mul(h, wt(c, i))))
 @   end
+@ end
 @ end
       }
 @ end

@@ -592,6 +592,81 @@ START_TEST(t_qkn_long) {
 }
 END_TEST
 
+/* ---- KT-LINES ------------------------------------------------------------ */
+
+/* Why: heads that start off a cache-line boundary take other code on
+ * AVX-512 (the line frame, gen/kernels/lines.lua): whole lines read and
+ * written once, the line two heads share scaled by a blend of their two
+ * scales, the sums' lanes turned back, a group on the slow path finishing
+ * the line the group before it left.  At every element offset into a
+ * line (x, q_w and k_w alike; fused QKV for token-major), for 1 and 5
+ * tokens, with and without heads on the slow path (a Q head in the second
+ * group, the last K head), each head must get the bits of the aligned
+ * call, and nothing outside the heads may change. */
+START_TEST(t_lines) {
+  const kg_variant *v = kt_runv[_i];
+  const size_t es = v->dtype == KG_F32 ? 4 : 2;
+  const size_t nh = v->num_heads, nkv = v->num_kv_heads;
+  static const size_t tokens[] = {1, 5};
+  double *vals = malloc(sizeof(double) * v->dim);
+  size_t ti, slow, m, r, i;
+  ck_assert_ptr_nonnull(vals);
+  for (ti = 0; ti < 2; ti++)
+    for (slow = 0; slow < 2; slow++) {
+      kt_case a;
+      kt_saved base;
+      ref_rng rng;
+      kt_shape s = kt_tight(tokens[ti]);
+      s.fused = v->layout == KG_TOKEN_MAJOR;
+      kt_seed(&rng, v, "lines");
+      kt_case_init(&a, v, &s);
+      kt_set_params(&a, KT_W_RANDOM, &rng);
+      kt_fill_random(&a, &rng);
+      if (slow) { /* a square past FLT_MAX sends the head to the slow path */
+        const size_t hot[2] = {nh > 4 ? 5 : 0, nh + nkv - 1};
+        for (r = 0; r < 2; r++) {
+          kt_row row;
+          kt_row_get(&a, hot[r], &row);
+          for (i = 0; i < v->dim; i++)
+            vals[i] = kt_get(&a, row.in, i);
+          vals[v->dim / 2] = 1e30;
+          kt_set_row(&a, hot[r], vals);
+        }
+      }
+      kt_run(&a, NULL);
+      KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
+      kt_save(&a, &base);
+      for (m = 1; m < 64 / es; m++) {
+        kt_case b;
+        char what[128];
+        kt_shape sb = s;
+        sb.misalign = m;
+        kt_case_init(&b, v, &sb);
+        memcpy(b.par[0].p, a.par[0].p, v->dim * es);
+        memcpy(b.par[1].p, a.par[1].p, v->dim * es);
+        for (r = 0; r < kt_rows(&a); r++) {
+          kt_row row;
+          kt_row_get(&a, r, &row);
+          for (i = 0; i < v->dim; i++)
+            vals[i] = kt_get(&a, row.in, i);
+          kt_set_row(&b, r, vals);
+        }
+        kt_run(&b, NULL);
+        snprintf(what, sizeof what,
+                 "%zu token(s)%s, data %zu bytes into a line against aligned",
+                 tokens[ti], slow ? " with slow heads" : "", m * es);
+        KT_OK(kt_check_frame(&b, kt_msg, sizeof kt_msg));
+        KT_OK(kt_compare(&b, &base, KT_CMP_BITS | KT_CMP_ROWS_ONLY,
+                         (size_t)-1, what, kt_msg, sizeof kt_msg));
+        kt_case_free(&b);
+      }
+      kt_saved_free(&base);
+      kt_case_free(&a);
+    }
+  free(vals);
+}
+END_TEST
+
 /* ---- table --------------------------------------------------------------- */
 
 const kt_test kt_qkn_tests[] = {
@@ -604,6 +679,8 @@ const kt_test kt_qkn_tests[] = {
     {"FALSIFY-QKN-007 per-head independence", &t_qkn007, KT_QK},
     {"KT-QKN-LONG long calls match 1-token calls bit for bit", &t_qkn_long,
      KT_QK},
+    {"KT-LINES heads at any offset into a cache line match aligned bit for bit",
+     &t_lines, KT_QK},
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},

@@ -29,10 +29,13 @@ local M = {
 
 local function mask(n) return string.format("(__mmask16)0x%04x", 2 ^ n - 1) end
 
-function M.load(dtype, base, off, n)
+-- `m` (load, store): a run-time mask (C expression) instead of n's; f32
+-- only, for the line-frame group code (kernels/lines.lua, M.lf)
+function M.load(dtype, base, off, n, m)
   local p = base .. " + " .. off
   local full = (n == nil or n == M.W)
   if dtype == "f32" then
+    if m then return "_mm512_maskz_loadu_ps(" .. m .. ", " .. p .. ")" end
     if full then return "_mm512_loadu_ps(" .. p .. ")" end
     return "_mm512_maskz_loadu_ps(" .. mask(n) .. ", " .. p .. ")"
   end
@@ -43,10 +46,11 @@ function M.load(dtype, base, off, n)
   return "_mm512_cvtph_ps(" .. h .. ")"
 end
 
-function M.store(dtype, base, off, n, v)
+function M.store(dtype, base, off, n, v, m)
   local p = base .. " + " .. off
   local full = (n == nil or n == M.W)
   if dtype == "f32" then
+    if m then return "_mm512_mask_storeu_ps(" .. p .. ", " .. m .. ", " .. v .. ");" end
     if full then return "_mm512_storeu_ps(" .. p .. ", " .. v .. ");" end
     return "_mm512_mask_storeu_ps(" .. p .. ", " .. mask(n) .. ", " .. v .. ");"
   end
@@ -83,6 +87,35 @@ function M.round(dtype, v)
   return "_mm512_cvtph_ps(_mm512_cvtps_ph(" .. v
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
 end
+
+-- a * b + c on the lanes of run-time mask m, c elsewhere; lanes of b where
+-- m is set, of a elsewhere (kernels/lines.lua)
+function M.fmam(a, b, c, m) return "_mm512_mask3_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ", " .. m .. ")" end
+function M.blend(m, a, b) return "_mm512_mask_mov_ps(" .. a .. ", " .. m .. ", " .. b .. ")" end
+
+-- Why: the line-frame group code (kernels/lines.lua) for rows of whole
+-- 64-byte lines: `line` elements per line, the run-time masks of a
+-- line's elements from the row start on (head) and before it (tail),
+-- a full mask, and the C that defines them from `ptr`'s offset into its
+-- line (kd 32-bit lanes, never 0 there; krot turns a sum's lanes back).
+local function lf_table(line, head, tail, full, extra)
+  return {
+    line = line, head = head, tail = tail, full = full,
+    prologue = function(ptr)
+      local out = {
+        "const unsigned kd = (unsigned)(((uintptr_t)" .. ptr .. " & 63) >> 2);",
+        "const __mmask16 kmh = (__mmask16)(0xffffu << kd), kmt = (__mmask16)~kmh;",
+        "const __m512i krot = _mm512_and_si512(_mm512_add_epi32(_mm512_set1_epi32((int)kd),",
+        "    _mm512_cvtepu8_epi32(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))),",
+        "    _mm512_set1_epi32(15));",
+      }
+      if extra then out[#out + 1] = extra end
+      return out
+    end,
+    rot = function(v) return "_mm512_permutexvar_ps(krot, " .. v .. ")" end,
+  }
+end
+M.lf = lf_table(16, "kmh", "kmt", "(__mmask16)0xffffu")
 
 function M.zero() return "_mm512_setzero_ps()" end
 function M.set1(s) return "_mm512_set1_ps(" .. s .. ")" end
@@ -141,9 +174,10 @@ local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 local function mask32(n) return string.format("(__mmask32)0x%08x", 2 ^ n - 1) end
 
 local function loader(full, masked)
-  return function(dtype, base, off, n)
+  return function(dtype, base, off, n, m)
     need_bf16(dtype)
     local p = base .. " + " .. off
+    if m then return masked .. "(" .. m .. ", " .. p .. ")" end
     if n == nil or n == P.W then return full .. "(" .. p .. ")" end
     return masked .. "(" .. mask32(n) .. ", " .. p .. ")"
   end
@@ -157,9 +191,10 @@ P.load = loader("kgi_v2_ld", "kgi_v2_ldm")
 -- The two differ only on exact f32 ties, by one bf16 step, inside the
 -- 1-ULP bound of "single" (DESIGN.md); measured in bench/RESULTS.md.
 local function storers(pack)
-  local function store(dtype, base, off, n, v)
+  local function store(dtype, base, off, n, v, m)
     need_bf16(dtype)
     local p = base .. " + " .. off
+    if m then return "_mm512_mask_storeu_epi16(" .. p .. ", " .. m .. ", " .. pack .. "(" .. v .. "));" end
     if n == nil or n == P.W then return "_mm512_storeu_si512((void *)(" .. p .. "), " .. pack .. "(" .. v .. "));" end
     return "_mm512_mask_storeu_epi16(" .. p .. ", " .. mask32(n) .. ", " .. pack .. "(" .. v .. "));"
   end
@@ -175,6 +210,11 @@ local function storers(pack)
   return store, store_nt, nt_value
 end
 P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
+-- the line-frame group code: 32 bf16 per line, element masks kmh2 / kmt2
+-- (a pair's lane k holds elements 2k and 2k + 1, so the lane masks of
+-- M.lf still select its halves' lanes)
+P.lf = lf_table(32, "kmh2", "kmt2", "(__mmask32)0xffffffffu",
+  "const __mmask32 kmh2 = (__mmask32)(0xffffffffu << (2 * kd)), kmt2 = (__mmask32)~kmh2;")
 -- large out-of-place rows with y off line alignment: each 64-byte vector
 -- realigned in registers (kgi_ntw_*, 16-bit words) and streamed
 P.nt_shift = "kgi_ntw"
@@ -211,14 +251,17 @@ end
 -- Its accumulators are the f32 table's vectors, with the f32 table's ops.
 P.dot_ops = {
   vt = "__m512i", acc_vt = M.vt, target = M.target .. ",avx512bf16",
-  acc_zero = M.zero, acc_add = M.add,
+  acc_zero = M.zero, acc_add = M.add, acc_blend = M.blend,
   acc_hsum = function(v) return "(double)" .. M.hsum(v) end,
-  load = function(ptr, off, n)
+  load = function(ptr, off, n, m)
     local q = ptr .. " + " .. off
+    if m then return "_mm512_maskz_loadu_epi16(" .. m .. ", " .. q .. ")" end
     if n == nil or n == P.W then return "_mm512_loadu_si512((const void *)(" .. q .. "))" end
     return "_mm512_maskz_loadu_epi16(" .. mask32(n) .. ", " .. q .. ")"
   end,
   sq = function(acc, v) return "kgi_avx512_dot_sq(" .. acc .. ", " .. v .. ")" end,
+  -- on the lanes of mask m only, the others kept (kernels/lines.lua)
+  sqm = function(acc, v, m) return "kgi_avx512_dot_sqm(" .. acc .. ", " .. m .. ", " .. v .. ")" end,
 }
 
 -- Why: the table a kernel of this dtype and rounding is generated with
@@ -352,6 +395,14 @@ static inline __attribute__((unused)) __attribute__((target("DOT_TARGET")))
 __m512 kgi_avx512_dot_sq(__m512 acc, __m512i u)
 {
   return _mm512_dpbf16_ps(acc, (__m512bh)u, (__m512bh)u);
+}
+
+/* Why: kgi_avx512_dot_sq on the lanes of m only, the others of acc kept
+ * (a line shared by two rows, kernels/lines.lua). */
+static inline __attribute__((unused)) __attribute__((target("DOT_TARGET")))
+__m512 kgi_avx512_dot_sqm(__m512 acc, __mmask16 m, __m512i u)
+{
+  return _mm512_mask_dpbf16_ps(acc, m, (__m512bh)u, (__m512bh)u);
 }
 
 TYPES_HERE/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */

@@ -23,6 +23,10 @@ function M.ops(P, B, pfx, wpfx)
   function P.mul(a, b) return call("mul", a, b) end
   function P.fma(a, b, c) return call("fma", a, b, c) end
   function P.hsum(v) return call("hsum", v) end
+  if B.fmam then
+    function P.fmam(a, b, c, m) return call("fmam", a, b, c, m) end
+    function P.blend(m, a, b) return call("blend", m, a, b) end
+  end
   function P.wide_zero() return wpfx .. "_zero()" end
   function P.wide_lo(v) return wpfx .. "_lo(" .. v .. ")" end
   function P.wide_hi(v) return wpfx .. "_hi(" .. v .. ")" end
@@ -88,6 +92,13 @@ function M.c_ops(B, pfx, wpfx, half, store_a, load_a)
   end
   fn(pfx, pfx .. "_fma", pfx .. " a, " .. pfx .. " b, " .. pfx .. " c",
     both(pfx, function(h) return B.fma("a." .. h, "b." .. h, "c." .. h) end))
+  if B.fmam then
+    local mt = "__mmask" .. B.W
+    fn(pfx, pfx .. "_fmam", pfx .. " a, " .. pfx .. " b, " .. pfx .. " c, " .. mt .. " m",
+      both(pfx, function(h) return B.fmam("a." .. h, "b." .. h, "c." .. h, "m") end))
+    fn(pfx, pfx .. "_blend", mt .. " m, " .. pfx .. " a, " .. pfx .. " b",
+      both(pfx, function(h) return B.blend("m", "a." .. h, "b." .. h) end))
+  end
   fn("float", pfx .. "_hsum", pfx .. " v", "  return " .. B.hsum(pfx .. "_part(v)") .. ";")
   fn(pfx, pfx .. "_round", pfx .. " v", both(pfx, function(h) return B.round("bf16", "v." .. h) end))
   fn(wpfx, wpfx .. "_zero", "void", pair(wpfx, B.wide_zero(), B.wide_zero()))

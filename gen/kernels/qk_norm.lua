@@ -6,6 +6,7 @@ return {
   dot_twin = true,                -- AVX512_BF16 sums where a table has them
   frame = "qk_norm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   group = "rms_group.c.tpl",      -- several heads per step (short rows)
+  lines = true,                   -- heads off line alignment: kernels/lines.lua
   params = {
     { "size_t", "tokens" }, { "T *", "q" }, { "size_t", "q_stride" },
     { "T *", "k" }, { "size_t", "k_stride" }, { "const T *", "q_w" },

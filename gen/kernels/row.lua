@@ -207,6 +207,32 @@ function M.rms_scale(ss, D, EPS)
   return "(float)(1.0 / sqrt(" .. ss .. " / " .. D .. " + (double)" .. EPS .. "))"
 end
 
+-- Why: how many accumulators a sum over a row of plan p gets (wide: kept
+-- in double lanes; dot: summed by V.dot).  NACC for streamed rows; a
+-- register-resident row's plain sums chain about 4 vectors per
+-- accumulator instead (fewer adds to fold them; measured 6 % on bf16
+-- QK-norm decode).  Chunk j (from 1) goes to accumulator (j - 1) % nacc + 1.
+function M.nacc(p, wide, dot)
+  if not p.in_regs or p.nacc then return p.nacc or M.NACC end
+  if wide then return M.NACC end
+  local nv = 0
+  for _, c in ipairs(p.chunks) do
+    if c.I == p.V then nv = nv + 1 end
+  end
+  -- a vdpbf16ps sums a whole 32-element vector (two FMAs otherwise):
+  -- twice the accumulators keep the same number of chains
+  local n = math.max(1, math.min(M.NACC, floor_div(nv, dot and 2 or 4)))
+  return n == 3 and 2 or n
+end
+
+-- Why: the pairwise fold of accumulators <v>1 .. <v><nacc> (1, 2, 4), by
+-- `add`: one tree wherever a row's sum is finished, for the same bits.
+function M.fold(v, nacc, add)
+  if nacc == 1 then return v .. "1" end
+  if nacc == 2 then return add(v .. "1", v .. "2") end
+  return add(add(v .. "1", v .. "2"), add(v .. "3", v .. "4"))
+end
+
 -- Why: the C code of one or more sums over a row, blocked so that f32
 -- partial sums never run long: full blocks of about 256 elements are
 -- reduced to double and added up there, which keeps the error of a
@@ -238,31 +264,12 @@ function M.reduce(p, sums, load, pre, vals, also)
     vals = nil
   end
   local out = {}
-  -- accumulators per sum: NACC for streamed rows; a register-resident
-  -- row's plain sums chain about 4 vectors per accumulator instead (fewer
-  -- adds to fold them; measured 6 % on bf16 QK-norm decode)
-  local nacc = M.NACC
-  if p.in_regs and not p.nacc then
-    local wide = false
-    for _, sm in ipairs(sums) do
-      if sm.wide and V.wide_vt then wide = true end
-    end
-    local nv = 0
-    for _, c in ipairs(p.chunks) do
-      if c.I == V then nv = nv + 1 end
-    end
-    if not wide then nacc = math.max(1, math.min(M.NACC, floor_div(nv, 4))) end
-    -- a vdpbf16ps sums a whole 32-element vector (two FMAs otherwise):
-    -- twice the accumulators keep the same number of chains
-    if dot then nacc = math.max(1, math.min(M.NACC, floor_div(nv, 2))) end
-    if nacc == 3 then nacc = 2 end
+  local wide = false
+  for _, sm in ipairs(sums) do
+    if sm.wide and V.wide_vt then wide = true end
   end
-  -- Why: the pairwise fold of accumulators 1 .. nacc of `v` (nacc 1, 2, 4).
-  local function fold(v, add)
-    if nacc == 1 then return v .. "1" end
-    if nacc == 2 then return add(v .. "1", v .. "2") end
-    return add(add(v .. "1", v .. "2"), add(v .. "3", v .. "4"))
-  end
+  local nacc = M.nacc(p, wide, dot)
+  local function fold(v, add) return M.fold(v, nacc, add) end
   local function emit(s) out[#out + 1] = s end
   -- with `pre`, a sum marked `centred` takes pre's value, the others the
   -- loaded one (LayerNorm's fused pass: sum(x) and sum((x - c)^2))

@@ -257,7 +257,8 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     -- starts its chains before summing the next group
     local q = body(c, "gp_q128_avx512")
     assert.is_truthy(q:find("if (tokens <= 12) {", 1, true))
-    local cut = q:find("    return;\n", 1, true)
+    -- (past the line-frame twin's call and return)
+    local cut = q:find("    return;\n", q:find("if (tokens <= 12) {", 1, true), true)
     local grouped, stream = q:sub(1, cut), q:sub(cut)
     assert.is_truthy(grouped:find("h += 4", 1, true))
     assert.is_falsy(stream:find("h += 4", 1, true))
@@ -374,7 +375,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_falsy(body(c, n):find("h += 2", 1, true))
     end
     local q256 = body(c, "nt_q256_avx512")
-    local cut2 = q256:find("    return;\n", 1, true)
+    local cut2 = q256:find("    return;\n", q256:find("if (tokens <= 12) {", 1, true), true)
     assert.is_truthy(q256:find("if (tokens <= 12) { /* <= 256 KiB of heads: groups of 4 */", 1, true))
     assert.is_truthy(q256:sub(1, cut2):find("h += 4", 1, true))
     assert.is_falsy(q256:sub(1, cut2):find("h += 2", 1, true))
@@ -427,6 +428,53 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_falsy(c:find(n, 1, true), n)
     end
     assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("bf16dot", 1, true))
+  end)
+
+  it("give AVX-512 QK-norm heads of 4 or more whole lines a line-frame twin", function()
+    S.write(dir .. "/lf.lua", [[
+return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "qk_norm", name = "f128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "b128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "f64", head_dim = 64, num_heads = 8, num_kv_heads = 2, dtype = "f32" },
+  { op = "qk_norm", name = "b64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "h128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f16" },
+  { op = "qk_norm", name = "f72", head_dim = 72, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "f256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "hm", head_dim = 128, num_heads = 8, num_kv_heads = 8, dtype = "bf16",
+    layout = "head_major" },
+} }
+]])
+    gen(dir .. "/lf.lua", dir)
+    local c = S.read(dir .. "/lf/lf_avx512.c")
+    -- f32 and bf16 (its AVX512_BF16 twin too): called first for heads at
+    -- one offset into their lines, short calls only where long ones stream
+    for _, n in ipairs({ "lf_f128_avx512", "lf_b128_avx512", "lf_b128_avx512_bf16dot", "lf_f64_avx512",
+                         "lf_hm_avx512" }) do
+      assert.is_truthy(c:find("static __attribute__((noinline)) " .. '__attribute__((target("', 1, true), n)
+      local b = body(c, n)
+      assert.is_truthy(b:find("&& (((uintptr_t)q ^ (uintptr_t)k) & 63) == 0", 1, true), n)
+      assert.is_truthy(b:find(n .. "_lf(tokens, q, q_stride, k, k_stride, q_w, k_w);\n    return;", 1, true), n)
+      local lf = body(c, n .. "_lf")
+      assert.is_truthy(lf:find("const unsigned kd = (unsigned)(((uintptr_t)q & 63) >> 2);", 1, true), n)
+      assert.is_truthy(lf:find("int carry = 0;", 1, true), n)
+      assert.is_falsy(lf:find("_lf(tokens", 1, true), n)
+    end
+    assert.is_truthy(body(c, "lf_f128_avx512"):find("&& tokens <= ", 1, true))
+    assert.is_falsy(body(c, "lf_b128_avx512"):find("&& tokens <= ", 1, true))
+    assert.is_truthy(body(c, "lf_hm_avx512"):find("&& ((q_stride * sizeof(*q)) & 63) == 0", 1, true))
+    -- the shared line: a masked term into each row, the scales blended
+    local f = body(c, "lf_f128_avx512_lf")
+    assert.is_truthy(f:find("a0_1 = _mm512_mask3_fmadd_ps(l8, l8, a0_1, kmt);\n"
+      .. "          a1_1 = _mm512_mask3_fmadd_ps(l8, l8, a1_1, kmh);", 1, true))
+    assert.is_truthy(f:find("hv3 = _mm512_permutexvar_ps(krot, _mm512_add_ps(a3_1, a3_2));", 1, true))
+    assert.is_truthy(f:find("_mm512_mul_ps(_mm512_loadu_ps(ya + 128), _mm512_mask_mov_ps(vr1, kmt, vr0))", 1, true))
+    assert.is_truthy(f:find("if (lastg) _mm512_mask_storeu_ps(ya + 512, kmt, ", 1, true))
+    assert.is_truthy(body(c, "lf_b128_avx512_bf16dot_lf"):find("a0_1 = kgi_avx512_dot_sqm(a0_1, kmt, l4)", 1, true))
+    -- not for rows under 4 lines, f16 (256-bit halves), tails, streamed heads, AVX2
+    for _, n in ipairs({ "lf_b64_avx512", "lf_h128_avx512", "lf_f72_avx512", "lf_f256_avx512" }) do
+      assert.is_falsy(c:find(n .. "_lf", 1, true), n)
+    end
+    assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))
   end)
 
   it("sum two rows ahead only in AVX-512 16-bit RMSNorm rows of at most 2 KiB", function()

@@ -1,0 +1,182 @@
+-- kernels/lines.lua: the line-frame form of the grouped in-place rows
+-- (rms_group.c.tpl with env.lf; qk_norm.c.tpl renders it as the static
+-- twin <sym>_lf of a QK-norm kernel).
+--
+-- Why: heads that start off a cache-line boundary (a malloc'd buffer
+-- starts 16 bytes into a line) make every 64-byte load and store of the
+-- grouped rows split two lines: on a Zen 4 core QK-norm decode 40 x 128
+-- f32 0.36 -> 0.50 us, bf16 0.39 -> 0.45 us (bench/RESULTS.md run 20).
+-- Here a group of G contiguous rows is read and written as the aligned
+-- 64-byte lines it covers, each once: a line that two rows share is
+-- scaled by a blend of their two scales, and the row's weights are read
+-- once per call shifted into the same frame (so a row's element meets
+-- the same weight).  The first and last line of a loop's run of groups
+-- are masked; between groups the line the two share is written by the
+-- later group (`carry`, the earlier group's last scale in `sprev`), so no
+-- masked store is followed by a load of its line.
+--
+-- Same bits as the aligned code (KT-LINES): each element gets the same
+-- operations.  The sums: line j of a row (d = kd 32-bit lanes into its
+-- line) holds vector j's lanes from d on and vector j - 1's before d, so
+-- with line j summed into accumulator j % nacc, accumulator m holds in
+-- its low d lanes what the aligned code sums into m - 1.  With 1 or 2
+-- accumulators the fold adds the same two values per lane (addition
+-- commutes); with 4, the low lanes are first moved back (blends).  The
+-- folded sum is then turned back by d lanes (krot) before the
+-- horizontal tree, and masked-off lanes are not summed at all (an FMA
+-- of a zero would add nothing either, but vdpbf16ps flushes a subnormal
+-- accumulator).
+local util = require("util")
+local row = require("kernels.row")
+
+local M = {}
+
+-- Rows shorter than this many lines keep the split loads: per group the
+-- frame adds about the same work whatever the row (the scale blends, the
+-- sums' masked terms and turns), and on rows of 2 lines (bf16 head_dim
+-- 64) that measured 15 % slower than splitting, on 4 (f32 64, bf16 128)
+-- even to 5 % faster, on 8 (f32 128) 19 % faster (Zen 4, run 21).
+M.MIN_LINES = 4
+
+-- Why: whether a kernel body of table V, plan p gets the line-frame twin:
+-- grouped register rows of whole 64-byte lines on a table with M.lf.
+function M.applies(V, k, p, V4)
+  if not (V.lf and V4 and p.in_regs) then return false end
+  local es = util.BYTES[k.dtype]
+  if V.W * es ~= 64 or (k.dim * es) % 64 ~= 0 or k.dim * es < 64 * M.MIN_LINES then return false end
+  for _, c in ipairs(p.chunks) do
+    if c.I ~= V or c.n ~= V.W then return false end
+  end
+  return true
+end
+
+-- Why: when a QK-norm call takes the twin (qk_norm.c.tpl `lf_call`):
+-- q off line alignment by whole 32-bit lanes, k at the same offset, and
+-- every head of the call at that offset too (strides of whole lines, or
+-- one token); calls the twin groups (not longer ones: group_tokens).
+function M.call(k, env, names)
+  local cond = "((uintptr_t)q & 63) != 0 && ((uintptr_t)q & 3) == 0"
+    .. " && (((uintptr_t)q ^ (uintptr_t)k) & 63) == 0"
+  local strides = "((q_stride * sizeof(*q)) & 63) == 0 && ((k_stride * sizeof(*k)) & 63) == 0"
+  if k.layout == "token_major" then strides = "(tokens == 1 || (" .. strides .. "))" end
+  cond = cond .. "\n      && " .. strides
+  if env.group_tokens then cond = cond .. " && tokens <= " .. util.int(env.group_tokens) end
+  return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
+end
+
+-- Why: the weights of one set in the frame of the rows: <wv>1 ..
+-- <wv><nv - 1> for a row's whole lines 1 .. nv - 1, <wv>m for the line it
+-- shares with its neighbours (its last elements before kd, its first
+-- ones from kd on).  load_w(c, ptr): pack.lua's weight load (offset
+-- included); c.m is a run-time mask.
+function M.weights(V, _, CT, p, wv, wptr, load_w)
+  local L, nv = V.lf, #p.chunks
+  local sp = wv .. "p"
+  local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);", CT, sp, CT, wptr) }
+  for j = 1, nv - 1 do
+    out[#out + 1] = string.format("const %s %s%d = %s;", V.vt, wv, j,
+      load_w({ I = V, off = util.int(j * L.line), n = V.W }, sp))
+  end
+  local first = load_w({ I = V, off = "0", n = V.W, m = L.head }, sp)
+  local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = L.tail }, sp)
+  out[#out + 1] = string.format("const %s %sm = %s;", V.vt, wv, V.blend("kmt", first, last))
+  return out
+end
+
+-- Why: the sums of squares of G contiguous rows from xn0 into the V4
+-- partials hv0 .. hv<G-1> (rms_group.c.tpl part "sums"), line by line.
+function M.sums(V, T, CT, p, G)
+  local L, nv, dot = V.lf, #p.chunks, V.dot
+  local nacc = row.nacc(p, false, dot)
+  local avt = dot and dot.acc_vt or V.vt
+  local zero = dot and dot.acc_zero() or V.zero()
+  local out = { string.format("const %s *na = (const %s *)((uintptr_t)xn0 & ~(uintptr_t)63);", CT, CT) }
+  local function emit(s) out[#out + 1] = s end
+  for g = 0, G - 1 do
+    local names = {}
+    for m = 1, nacc do names[#names + 1] = string.format("a%d_%d = %s", g, m, zero) end
+    emit(avt .. " " .. table.concat(names, ", ") .. ";")
+  end
+  local function acc(g, j) return string.format("a%d_%d", g, j % nacc + 1) end
+  local function term(a, v, m)
+    if dot then return a .. " = " .. (m and dot.sqm(a, v, m) or dot.sq(a, v)) .. ";" end
+    return a .. " = " .. (m and V.fmam(v, v, a, m) or V.fma(v, v, a)) .. ";"
+  end
+  for line = 0, G * nv do
+    local g, j = math.floor(line / nv), line % nv
+    local off = util.int(line * L.line)
+    local m = line == 0 and L.head or line == G * nv and L.tail or nil
+    local v = "l" .. line
+    if dot then
+      emit(string.format("const %s %s = %s;", dot.vt, v, dot.load("na", off, V.W, m)))
+    else
+      emit(string.format("const %s %s = %s;", V.vt, v, V.load(T, "na", off, V.W, m)))
+    end
+    if j ~= 0 then
+      emit(term(acc(g, j), v))
+    else
+      -- a line two rows share: the last lanes of row g - 1, the first of row g
+      if g > 0 then emit(term(acc(g - 1, nv), v, "kmt")) end
+      if g < G then emit(term(acc(g, 0), v, "kmh")) end
+    end
+  end
+  local add = dot and dot.acc_add or V.add
+  for g = 0, G - 1 do
+    local pre = "a" .. g .. "_"
+    if nacc == 4 then
+      -- low lanes of accumulator m hold the aligned code's m - 1: move them back
+      local b = "b" .. g .. "_"
+      for m = 1, 4 do
+        local blend = dot and dot.acc_blend or V.blend
+        emit(string.format("const %s %s%d = %s;", avt, b, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
+      end
+      pre = b
+    end
+    local folded = row.fold(pre, nacc, add)
+    emit(string.format("hv%d = %s;", g, L.rot(dot and folded or V.g4.part(folded))))
+  end
+  return table.concat(out, "\n")
+end
+
+-- Why: the fast second pass of a group (rms_group.c.tpl part "body", lf):
+-- rows yr0 .. yr<G-1> contiguous, scales vr0 .. (set by the caller),
+-- weights <wv>1 .. and <wv>m (M.weights).  The loop's first group masks
+-- its first line (carry 0); a group after a fast one writes the line it
+-- shares with it, with the earlier row's scale (sprev) on its low lanes;
+-- the loop's last group masks its last line (lastg).
+function M.body(V, T, CT, p, G, wv, rounding)
+  local L, nv = V.lf, #p.chunks
+  local out = { string.format("%s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63);", CT, CT) }
+  local function emit(s) out[#out + 1] = s end
+  local function line(off, s, w, m)
+    local h = V.mul(V.load(T, "ya", off, V.W, m), s)
+    if rounding == "hf" then h = V.round(T, h) end
+    return V.store(T, "ya", off, V.W, V.mul(h, w), m)
+  end
+  emit(line("0", V.blend("kmt", "vr0", "sprev"), wv .. "m", "(carry ? " .. L.full .. " : " .. L.head .. ")"))
+  for g = 0, G - 1 do
+    for j = 1, nv - 1 do
+      emit(line(util.int((g * nv + j) * L.line), "vr" .. g, wv .. j))
+    end
+    if g + 1 < G then
+      emit(line(util.int((g + 1) * nv * L.line), V.blend("kmt", "vr" .. (g + 1), "vr" .. g), wv .. "m"))
+    end
+  end
+  emit("if (lastg) " .. line(util.int(G * nv * L.line), "vr" .. (G - 1), wv .. "m", L.tail))
+  emit("sprev = vr" .. (G - 1) .. ";")
+  emit("carry = 1;")
+  return table.concat(out, "\n")
+end
+
+-- Why: a slow group in the line frame (its rows written by the row code)
+-- first writes what the group before it left (the low lanes of its first
+-- line, when carry), and leaves nothing to the next group.
+function M.slow_head(V, T, CT, wv, rounding)
+  local L = V.lf
+  local h = V.mul(V.load(T, "ya", "0", V.W, L.tail), "sprev")
+  if rounding == "hf" then h = V.round(T, h) end
+  return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
+    V.store(T, "ya", "0", V.W, V.mul(h, wv .. "m"), L.tail))
+end
+
+return M
