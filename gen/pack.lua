@@ -271,17 +271,28 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key, g) return env[key .. "_group" .. g] end
   env.sums_of = function(g) return env["group_sums" .. g] end
+  -- the line-frame twin (kernels/lines.lua) of grouped QK-norm heads or of
+  -- streamed RMSNorm rows, for data off cache-line alignment
   local use_lf = op.lines and G == 4 and lines.applies(V, k, pg, V4)
+  local use_rows = op.lines_rows and env.row_body_fused ~= nil and lines.applies_rows(V, k, p)
   local slow_fn = env.slow_fn
   if use_lf then env.lf_call, env.slow_fn = lines.call(k, env, names), "" end
+  if use_rows then env.lf_call, env.slow_fn = lines.rows_call(env, names), "" end
   local text = render(dirs, op.frame, env)
-  if use_lf then
-    -- the line-frame twin (kernels/lines.lua), defined first and with the
-    -- slow path: the same frame and groups with env.lf; its row code (slow
-    -- groups, leftover rows) reads the weights from memory, the hoisted
-    -- ones being in the line frame
+  if use_lf or use_rows then
+    -- defined first and with the slow path: the same frame with env.lf
     env.lf, env.lf_call, env.dot_call, env.slow_fn = true, nil, nil, slow_fn
     env.sym, env.linkage = env.sym .. "_lf", "static __attribute__((noinline)) "
+  end
+  if use_rows then
+    env.lf_text = lines.rms_rows({ V = V, T = env.T, CT = env.CT, p = p, D = env.D, EPS = env.EPS,
+      ahead2 = env.ahead2, rounding = k.rounding, slow_test = env.slow_test, slow = env.slow,
+      rstd_out = env.rstd_out, rstd_store = env.rstd_store, load_w = load_w })
+    text = render(dirs, op.frame, env) .. "\n" .. text
+  end
+  if use_lf then
+    -- its row code (slow groups, leftover rows) reads the weights from
+    -- memory, the hoisted ones being in the line frame
     env.G_long, env.group_tokens = nil, nil
     env.p_lf, env.wload_lf = pg, load_w
     env.p = setmetatable({ hoist_w = false }, { __index = p })

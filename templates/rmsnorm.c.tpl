@@ -8,6 +8,19 @@ $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const
   $(dot_call)
 @ end
   if (rows == 0) return; /* touch nothing, not even the weights */
+@ if lf_call then
+  /* rows off cache-line alignment, x and y at the same offset: the line frame */
+  if ($(lf_call.cond)) {
+    $(lf_call.call)
+    return;
+  }
+@ end
+@ if lf then
+@   for _, line in ipairs(V.lf.prologue("x")) do
+  $(line)
+@   end
+  $(indent(lf_text, "  "))
+@ else
 @ if stage_code ~= "" then
   $(stage_code)
 @ end
@@ -52,5 +65,6 @@ $(row_body_fused)
     $(CT) *yr = y + r * y_stride;
 $(row_body)
   }
+@ end
 @ end
 }

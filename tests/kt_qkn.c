@@ -594,36 +594,47 @@ END_TEST
 
 /* ---- KT-LINES ------------------------------------------------------------ */
 
-/* Why: heads that start off a cache-line boundary take other code on
+/* Why: data that starts off a cache-line boundary takes other code on
  * AVX-512 (the line frame, gen/kernels/lines.lua): whole lines read and
- * written once, the line two heads share scaled by a blend of their two
- * scales, the sums' lanes turned back, a group on the slow path finishing
- * the line the group before it left.  At every element offset into a
- * line (x, q_w and k_w alike; fused QKV for token-major), for 1 and 5
- * tokens, with and without heads on the slow path (a Q head in the second
- * group, the last K head), each head must get the bits of the aligned
- * call, and nothing outside the heads may change. */
+ * written once; QK-norm's line two heads share scaled by a blend of their
+ * two scales, a group on the slow path finishing the line the group
+ * before it left; RMSNorm's rows masked at both ends, their sums split
+ * where a line straddles two of the aligned code's blocks; every sum's
+ * lanes turned back.  At every element offset into a line (x, y and the
+ * weights alike; QK-norm token-major on a fused QKV buffer), for 1 and 5
+ * tokens or rows, with and without rows on the slow path, each row (and
+ * rstd) must get the bits of the aligned call, and nothing outside the
+ * rows may change. */
 START_TEST(t_lines) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
-  const size_t nh = v->num_heads, nkv = v->num_kv_heads;
-  static const size_t tokens[] = {1, 5};
+  const int qk = v->op == KG_OP_QK_NORM;
+  static const size_t counts[] = {1, 5};
   double *vals = malloc(sizeof(double) * v->dim);
-  size_t ti, slow, m, r, i;
+  size_t ci, slow, m, r, i;
   ck_assert_ptr_nonnull(vals);
-  for (ti = 0; ti < 2; ti++)
+  for (ci = 0; ci < 2; ci++)
     for (slow = 0; slow < 2; slow++) {
       kt_case a;
       kt_saved base;
       ref_rng rng;
-      kt_shape s = kt_tight(tokens[ti]);
-      s.fused = v->layout == KG_TOKEN_MAJOR;
+      kt_shape s = kt_tight(counts[ci]);
+      s.fused = qk && v->layout == KG_TOKEN_MAJOR;
       kt_seed(&rng, v, "lines");
       kt_case_init(&a, v, &s);
       kt_set_params(&a, KT_W_RANDOM, &rng);
       kt_fill_random(&a, &rng);
-      if (slow) { /* a square past FLT_MAX sends the head to the slow path */
-        const size_t hot[2] = {nh > 4 ? 5 : 0, nh + nkv - 1};
+      if (slow) { /* a square past FLT_MAX sends the row to the slow path:
+                     a Q head in the second group, the last K head; rows 1
+                     and the last */
+        size_t hot[2];
+        if (qk) {
+          hot[0] = v->num_heads > 4 ? 5 : 0;
+          hot[1] = v->num_heads + v->num_kv_heads - 1;
+        } else {
+          hot[0] = counts[ci] > 1 ? 1 : 0;
+          hot[1] = counts[ci] - 1;
+        }
         for (r = 0; r < 2; r++) {
           kt_row row;
           kt_row_get(&a, hot[r], &row);
@@ -643,7 +654,8 @@ START_TEST(t_lines) {
         sb.misalign = m;
         kt_case_init(&b, v, &sb);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
-        memcpy(b.par[1].p, a.par[1].p, v->dim * es);
+        if (qk)
+          memcpy(b.par[1].p, a.par[1].p, v->dim * es);
         for (r = 0; r < kt_rows(&a); r++) {
           kt_row row;
           kt_row_get(&a, r, &row);
@@ -653,11 +665,12 @@ START_TEST(t_lines) {
         }
         kt_run(&b, NULL);
         snprintf(what, sizeof what,
-                 "%zu token(s)%s, data %zu bytes into a line against aligned",
-                 tokens[ti], slow ? " with slow heads" : "", m * es);
+                 "%zu %s%s, data %zu bytes into a line against aligned",
+                 counts[ci], qk ? "token(s)" : "row(s)",
+                 slow ? " with slow rows" : "", m * es);
         KT_OK(kt_check_frame(&b, kt_msg, sizeof kt_msg));
-        KT_OK(kt_compare(&b, &base, KT_CMP_BITS | KT_CMP_ROWS_ONLY,
-                         (size_t)-1, what, kt_msg, sizeof kt_msg));
+        KT_OK(kt_compare(&b, &base, KT_CMP_BITS, (size_t)-1, what, kt_msg,
+                         sizeof kt_msg));
         kt_case_free(&b);
       }
       kt_saved_free(&base);
@@ -679,8 +692,8 @@ const kt_test kt_qkn_tests[] = {
     {"FALSIFY-QKN-007 per-head independence", &t_qkn007, KT_QK},
     {"KT-QKN-LONG long calls match 1-token calls bit for bit", &t_qkn_long,
      KT_QK},
-    {"KT-LINES heads at any offset into a cache line match aligned bit for bit",
-     &t_lines, KT_QK},
+    {"KT-LINES rows at any offset into a cache line match aligned bit for bit",
+     &t_lines, KT_RMS | KT_QK},
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},

@@ -113,9 +113,14 @@ local function lf_table(line, head, tail, full, extra)
       return out
     end,
     rot = function(v) return "_mm512_permutexvar_ps(krot, " .. v .. ")" end,
+    -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
+    hsum = function(v) return "kgi_avx512_hsum(" .. v .. ")" end,
   }
 end
 M.lf = lf_table(16, "kmh", "kmt", "(__mmask16)0xffffu")
+-- a row's weights in the line frame, one aligned stack line each
+M.lf.stage = function(arr, off, v) return "_mm512_store_ps(" .. arr .. " + " .. off .. ", " .. v .. ");" end
+M.lf.staged = function(arr, off) return "_mm512_load_ps(" .. arr .. " + " .. off .. ")" end
 
 function M.zero() return "_mm512_setzero_ps()" end
 function M.set1(s) return "_mm512_set1_ps(" .. s .. ")" end
@@ -215,6 +220,8 @@ P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
 -- M.lf still select its halves' lanes)
 P.lf = lf_table(32, "kmh2", "kmt2", "(__mmask32)0xffffffffu",
   "const __mmask32 kmh2 = (__mmask32)(0xffffffffu << (2 * kd)), kmt2 = (__mmask32)~kmh2;")
+P.lf.stage = function(arr, off, v) return "kgi_v2_stage(" .. arr .. " + " .. off .. ", " .. v .. ");" end
+P.lf.staged = function(arr, off) return "kgi_v2_lds(" .. arr .. " + " .. off .. ")" end
 -- large out-of-place rows with y off line alignment: each 64-byte vector
 -- realigned in registers (kgi_ntw_*, 16-bit words) and streamed
 P.nt_shift = "kgi_ntw"
@@ -262,6 +269,9 @@ P.dot_ops = {
   sq = function(acc, v) return "kgi_avx512_dot_sq(" .. acc .. ", " .. v .. ")" end,
   -- on the lanes of mask m only, the others kept (kernels/lines.lua)
   sqm = function(acc, v, m) return "kgi_avx512_dot_sqm(" .. acc .. ", " .. m .. ", " .. v .. ")" end,
+  -- the raw vector's elements outside element mask m zeroed (a first term:
+  -- see kernels/lines.lua on masked vdpbf16ps into a zero accumulator)
+  maskz = function(v, m) return "_mm512_maskz_mov_epi16(" .. m .. ", " .. v .. ")" end,
 }
 
 -- Why: the table a kernel of this dtype and rounding is generated with

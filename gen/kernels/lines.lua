@@ -83,6 +83,22 @@ function M.weights(V, _, CT, p, wv, wptr, load_w)
   return out
 end
 
+-- Why: one sum-of-squares term (C statement) of line vector v into
+-- accumulator a: on the lanes of mask m only (nil: all).  `fresh`: a is
+-- still the zero it was declared with; there a masked vdpbf16ps is
+-- avoided (its zeroed elements go in instead, adding +0): GCC 12 turns a
+-- masked vdpbf16ps into a zero accumulator into its zero-masking form and
+-- loads the 16-lane mask with kmovb, dropping lanes 8-15 (seen on a
+-- row's first line: RMSNorm 1024 bf16, sums 1.6 % short).
+function M.term(V, L)
+  local dot = V.dot
+  return function(a, v, m, fresh)
+    if dot and fresh then return a .. " = " .. dot.sq(a, dot.maskz(v, L.head)) .. ";" end
+    if dot then return a .. " = " .. (m and dot.sqm(a, v, m) or dot.sq(a, v)) .. ";" end
+    return a .. " = " .. (m and V.fmam(v, v, a, m) or V.fma(v, v, a)) .. ";"
+  end
+end
+
 -- Why: the sums of squares of G contiguous rows from xn0 into the V4
 -- partials hv0 .. hv<G-1> (rms_group.c.tpl part "sums"), line by line.
 function M.sums(V, T, CT, p, G)
@@ -98,10 +114,7 @@ function M.sums(V, T, CT, p, G)
     emit(avt .. " " .. table.concat(names, ", ") .. ";")
   end
   local function acc(g, j) return string.format("a%d_%d", g, j % nacc + 1) end
-  local function term(a, v, m)
-    if dot then return a .. " = " .. (m and dot.sqm(a, v, m) or dot.sq(a, v)) .. ";" end
-    return a .. " = " .. (m and V.fmam(v, v, a, m) or V.fma(v, v, a)) .. ";"
-  end
+  local term = M.term(V, L)
   for line = 0, G * nv do
     local g, j = math.floor(line / nv), line % nv
     local off = util.int(line * L.line)
@@ -117,7 +130,7 @@ function M.sums(V, T, CT, p, G)
     else
       -- a line two rows share: the last lanes of row g - 1, the first of row g
       if g > 0 then emit(term(acc(g - 1, nv), v, "kmt")) end
-      if g < G then emit(term(acc(g, 0), v, "kmh")) end
+      if g < G then emit(term(acc(g, 0), v, "kmh", true)) end
     end
   end
   local add = dot and dot.acc_add or V.add
@@ -177,6 +190,188 @@ function M.slow_head(V, T, CT, wv, rounding)
   if rounding == "hf" then h = V.round(T, h) end
   return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
     V.store(T, "ya", "0", V.W, V.mul(h, wv .. "m"), L.tail))
+end
+
+-- ---- RMSNorm rows (rmsnorm.c.tpl with env.lf) ------------------------------
+--
+-- Why: out-of-place rows in the caches with x and y at the same offset
+-- into their lines (two malloc'd buffers: both 16 bytes in) split every
+-- load and store the same way: RMSNorm 1024 x 64 bf16 4.3 -> 4.9 us on a
+-- Zen 4 core.  In the line frame each row is its nv + 1 lines, the first
+-- and last masked (a row's last line is the next row's first: read
+-- twice, each half written by its own row's masked store; x is never
+-- written, so no load waits on a store).  The code is unrolled, so rows
+-- go up to ROW_MAX_BYTES.  The sums keep the aligned code's segments
+-- (blocks flushed to double, row.reduce): a line that straddles two
+-- segments goes to both, masked, and each segment is finished as the
+-- groups' sums are (blends, fold, turn).
+M.ROW_MAX_BYTES = 4096
+
+-- Why: whether a streamed RMSNorm body of table V gets the line-frame twin.
+function M.applies_rows(V, k, p)
+  if not V.lf or p.in_regs then return false end
+  local es = util.BYTES[k.dtype]
+  return V.W * es == 64 and (k.dim * es) % 64 == 0 and k.dim * es <= M.ROW_MAX_BYTES
+end
+
+-- Why: when an RMSNorm call takes the twin: x off line alignment by whole
+-- 32-bit lanes, y at the same offset and not x, every row at it, and an
+-- output under the non-temporal size (those stream, nt_rows.c.tpl).
+function M.rows_call(env, names)
+  local cond = "((uintptr_t)x & 63) != 0 && ((uintptr_t)x & 3) == 0"
+    .. " && (((uintptr_t)x ^ (uintptr_t)y) & 63) == 0 && (const void *)x != (const void *)y"
+    .. "\n      && (rows == 1 || (((x_stride * sizeof(*x)) & 63) == 0 && ((y_stride * sizeof(*y)) & 63) == 0))"
+    .. "\n      && rows * y_stride * sizeof(*y) < KG_NT_BYTES"
+  return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
+end
+
+-- Why: the aligned code's sum segments, as vector ranges { first, past }:
+-- its blocks of p.B elements, then the rest (row.reduce).
+local function segments(p)
+  local segs, bw, nvec = {}, p.B / p.W, p.dim / p.W
+  for a = 0, p.blk_end / p.W - 1, bw do segs[#segs + 1] = { a, a + bw } end
+  if nvec > p.blk_end / p.W then segs[#segs + 1] = { p.blk_end / p.W, nvec } end
+  return segs
+end
+
+-- Why: the sum of squares of the row at aligned pointer `na` into double
+-- `var`, line by line; also(L) (C or nil) after line L.
+local function row_sums(V, T, p, na, var, also)
+  local L, dot, nv = V.lf, V.dot, p.dim / p.W
+  local segs = segments(p)
+  local function seg_of(vec)
+    for i, sg in ipairs(segs) do
+      if vec >= sg[1] and vec < sg[2] then return i end
+    end
+  end
+  local avt = dot and dot.acc_vt or V.vt
+  local zero = dot and dot.acc_zero() or V.zero()
+  local add = dot and dot.acc_add or V.add
+  local blend = dot and dot.acc_blend or V.blend
+  local out = { "double " .. var .. " = 0.0;", "{" }
+  local function emit(s) out[#out + 1] = "  " .. s end
+  local function acc(sg, line) return string.format("%s_%d_%d", var, sg, line % 4 + 1) end
+  local term = M.term(V, L)
+  local function flush(sg)
+    -- low lanes of accumulator m hold the aligned code's m - 1: move them back
+    local pre = var .. "_" .. sg .. "_"
+    for m = 1, 4 do
+      emit(string.format("const %s %sb%d = %s;", avt, pre, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
+    end
+    local folded = row.fold(pre .. "b", 4, add)
+    emit(string.format("%s += (double)%s;", var, L.hsum(L.rot(dot and folded or V.g4.part(folded)))))
+  end
+  for line = 0, nv do
+    local hi = line < nv and seg_of(line) or nil
+    local lo = line > 0 and seg_of(line - 1) or nil
+    if hi and hi ~= lo then
+      local names = {}
+      for m = 1, 4 do names[#names + 1] = string.format("%s_%d_%d = %s", var, hi, m, zero) end
+      emit(avt .. " " .. table.concat(names, ", ") .. ";")
+    end
+    local off = util.int(line * p.W)
+    local m = line == 0 and L.head or line == nv and L.tail or nil
+    local v = var .. "l" .. line
+    if dot then
+      emit(string.format("const %s %s = %s;", dot.vt, v, dot.load(na, off, V.W, m)))
+    else
+      emit(string.format("const %s %s = %s;", V.vt, v, V.load(T, na, off, V.W, m)))
+    end
+    if hi and hi == lo then
+      emit(term(acc(hi, line), v))
+    else
+      if lo then emit(term(acc(lo, line), v, "kmt")) end
+      if hi then emit(term(acc(hi, line), v, "kmh", true)) end
+      if lo then flush(lo) end
+    end
+    local extra = also and also(line)
+    if extra then emit(extra) end
+  end
+  out[#out + 1] = "}"
+  return table.concat(out, "\n")
+end
+
+-- Why: the whole line-frame RMSNorm body after its prologue: weights
+-- staged in the frame (wl), then the rows one (two, `ahead2`) ahead as
+-- rms_row.c.tpl's fused form runs them: row r's second pass line by line
+-- inside the sums of row r + 1 (r + 2), the same scale and slow path.
+function M.rms_rows(e)
+  local V, T, CT, p = e.V, e.T, e.CT, e.p
+  local L, nv, W = V.lf, p.dim / p.W, p.W
+  local A = e.ahead2 and 2 or 1
+  local out = {}
+  local function emit(s) out[#out + 1] = s end
+  local function block(text) for ln in text:gmatch("[^\n]+") do emit(ln) end end
+  emit(string.format("const %s *wlp = (const %s *)((uintptr_t)w - 4 * kd);", CT, CT))
+  emit(string.format("float wl[%d] __attribute__((aligned(64)));", (nv + 1) * W))
+  for line = 0, nv do
+    local m = line == 0 and L.head or line == nv and L.tail or nil
+    emit(L.stage("wl", util.int(line * W), e.load_w({ I = V, off = util.int(line * W), n = V.W, m = m }, "wlp")))
+  end
+  local function aligned(ptr) return string.format("(const %s *)((uintptr_t)(%s) & ~(uintptr_t)63)", CT, ptr) end
+  -- second pass, line `line` of row r (xa -> ya, scale vr)
+  local function pass2(line)
+    local off = util.int(line * W)
+    local m = line == 0 and L.head or line == nv and L.tail or nil
+    local h = V.mul(V.load(T, "xa", off, V.W, m), "vr")
+    if e.rounding == "hf" then h = V.round(T, h) end
+    return V.store(T, "ya", off, V.W, V.mul(h, L.staged("wl", off)), m)
+  end
+  -- the sum of the row at ptr into a new double `var` (and its line pointer na)
+  local function sums(ptr, var, also)
+    return "const " .. CT .. " *na = " .. aligned(ptr) .. ";\n" .. row_sums(V, T, p, "na", var, also)
+  end
+  -- into `var` declared outside: a block of its own
+  local function sums_into(ptr, var)
+    return "{\n  " .. sums(ptr, "sq"):gsub("\n", "\n  ") .. "\n  " .. var .. " = sq;\n}"
+  end
+  emit(A == 2 and "double sn, sn2 = 0.0;" or "double sn;")
+  block(sums_into("x", "sn"))
+  if A == 2 then
+    emit("if (rows > 1) {")
+    block(sums_into("x + x_stride", "sn2"))
+    emit("}")
+    emit("float rn = " .. row.rms_scale("sn", e.D, e.EPS) .. ";")
+  end
+  local function advance(summed)
+    if A == 2 then return summed and "sn = sn2; sn2 = sq;" or "sn = sn2;" end
+    return summed and "sn = sq;" or nil
+  end
+  emit("for (size_t r = 0; r < rows; r++) {")
+  emit("  const " .. CT .. " *xr = x + r * x_stride;")
+  emit("  " .. CT .. " *yr = y + r * y_stride;")
+  emit(string.format("  const %s *xn = r + %d < rows ? xr + %sx_stride : NULL;", CT, A, A == 2 and "2 * " or ""))
+  emit("  const double ss = sn;")
+  if A == 2 then
+    emit("  const float rc = rn;")
+    emit("  rn = " .. row.rms_scale("sn2", e.D, e.EPS) .. ";")
+  end
+  emit("  if (KG_UNLIKELY(" .. e.slow_test .. ")) {")
+  emit("    " .. e.slow .. "(xr, yr, w, " .. e.rstd_out .. ");")
+  emit("    if (xn) {")
+  for ln in sums("xn", "sq"):gmatch("[^\n]+") do emit("      " .. ln) end
+  emit("      " .. advance(true))
+  if advance(false) then
+    emit("    } else {")
+    emit("      " .. advance(false))
+  end
+  emit("    }")
+  emit("    continue;")
+  emit("  }")
+  emit("  const float rs = " .. (A == 2 and "rc" or row.rms_scale("ss", e.D, e.EPS)) .. ";")
+  if e.rstd_store then emit("  " .. e.rstd_store .. " = rs;") end
+  emit("  const " .. V.vt .. " vr = " .. V.set1("rs") .. ";")
+  emit("  const " .. CT .. " *xa = " .. aligned("xr") .. ";")
+  emit("  " .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr & ~(uintptr_t)63);")
+  emit("  if (xn) {")
+  for ln in sums("xn", "sq", pass2):gmatch("[^\n]+") do emit("    " .. ln) end
+  emit("    " .. advance(true))
+  emit("    continue;")
+  emit("  }")
+  for line = 0, nv do emit("  " .. pass2(line)) end
+  if advance(false) then emit("  " .. advance(false)) end
+  emit("}")
+  return table.concat(out, "\n")
 end
 
 return M

@@ -6,6 +6,7 @@ return {
   nt_stores = true,               -- out of place: may bypass the caches
   fuse_rows = true,               -- wide rows: next row's sum in this row's pass 2
   dot_twin = true,                -- AVX512_BF16 sums where a table has them
+  lines_rows = true,              -- rows off line alignment: kernels/lines.lua
   frame = "rmsnorm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",
   -- the C parameter list; "T" is the storage type
   params = {

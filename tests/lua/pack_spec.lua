@@ -477,6 +477,51 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))
   end)
 
+  it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
+    S.write(dir .. "/lr.lua", [[
+return { name = "lr", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "f1k", dim = 1024, dtype = "f32" },
+  { op = "rmsnorm", name = "b1k", dim = 1024, dtype = "bf16" },
+  { op = "rmsnorm", name = "b2k", dim = 2048, dtype = "bf16" },
+  { op = "rmsnorm", name = "b4k", dim = 4096, dtype = "bf16" },
+  { op = "rmsnorm", name = "f1000", dim = 1000, dtype = "f32" },
+  { op = "rmsnorm", name = "h1k", dim = 1024, dtype = "f16" },
+  { op = "rmsnorm", name = "f128", dim = 128, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/lr.lua", dir)
+    local c = S.read(dir .. "/lr/lr_avx512.c")
+    for _, n in ipairs({ "lr_f1k_avx512", "lr_b1k_avx512", "lr_b1k_avx512_bf16dot", "lr_b2k_avx512" }) do
+      local b = body(c, n)
+      assert.is_truthy(b:find("&& (((uintptr_t)x ^ (uintptr_t)y) & 63) == 0 && (const void *)x != (const void *)y",
+        1, true), n)
+      assert.is_truthy(b:find("&& rows * y_stride * sizeof(*y) < KG_NT_BYTES) {\n    " .. n
+        .. "_lf(rows, x, x_stride, w, y, y_stride, rstd);\n    return;", 1, true), n)
+      local lf = body(c, n .. "_lf")
+      assert.is_truthy(lf:find("float wl[", 1, true), n)
+      assert.is_falsy(lf:find("_lf(rows", 1, true), n)
+      assert.is_falsy(lf:find("stream", 1, true), n)
+    end
+    -- f32 1024: the aligned code's four blocks of 256, a line across two
+    -- of them summed into both (masked) and the block finished at once
+    local f = body(c, "lr_f1k_avx512_lf"):gsub("\n%s+", "\n")
+    assert.is_truthy(f:find("sq_1_1 = _mm512_mask3_fmadd_ps(sql16, sql16, sq_1_1, kmt);\n"
+      .. "sq_2_1 = _mm512_mask3_fmadd_ps(sql16, sql16, sq_2_1, kmh);", 1, true))
+    assert.is_truthy(f:find("sq += (double)kgi_avx512_hsum(_mm512_permutexvar_ps(krot, ", 1, true))
+    -- bf16 1024 two rows ahead; 2048 (4 KiB) one; the first term of a
+    -- vdpbf16ps accumulator is never masked (GCC 12 drops lanes 8-15)
+    assert.is_truthy(body(c, "lr_b1k_avx512_lf"):find("rn = (float)(1.0 / sqrt(sn2 / 1024", 1, true))
+    assert.is_falsy(body(c, "lr_b2k_avx512_lf"):find("sn2", 1, true))
+    local d = body(c, "lr_b1k_avx512_bf16dot_lf")
+    assert.is_truthy(d:find("sq_1_1 = kgi_avx512_dot_sq(sq_1_1, _mm512_maskz_mov_epi16(kmh2, sql0));", 1, true))
+    assert.is_truthy(d:find("sq_1_1 = kgi_avx512_dot_sqm(sq_1_1, kmt, sql32);", 1, true))
+    -- not past 4 KiB, not off whole lines, f16, register rows, AVX2
+    for _, n in ipairs({ "lr_b4k_avx512", "lr_f1000_avx512", "lr_h1k_avx512", "lr_f128_avx512" }) do
+      assert.is_falsy(c:find(n .. "_lf", 1, true), n)
+    end
+    assert.is_falsy(S.read(dir .. "/lr/lr_avx2.c"):find("_lf(", 1, true))
+  end)
+
   it("sum two rows ahead only in AVX-512 16-bit RMSNorm rows of at most 2 KiB", function()
     S.write(dir .. "/ah.lua", [[
 return { name = "ah", isa = { "scalar", "avx2", "avx512" }, kernels = {

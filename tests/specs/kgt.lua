@@ -5,6 +5,8 @@
 --  * rmsnorm f32 at dims +-1 around the vector widths (8 and 16 f32 lanes)
 --    and their multiples, odd dims, and dims past the fully unrolled
 --    register range (255 .. 4096);
+--  * streamed rows of whole cache lines up to 4 KiB (1024 f32 and bf16,
+--    2048 bf16 "hf", 512 bf16 with a weight offset: AVX-512's line frame);
 --  * bf16 / f16 on a subset, "hf" rounding at 128 and 4096, weight_offset
 --    = 1 (Gemma), eps 1e-5, the smallest eps the spec accepts (tiny rows,
 --    where x^2 underflows and eps no longer hides it) and a large eps;
@@ -100,6 +102,17 @@ return {
       dtype = "f16", rounding = "hf" },
     { op = "rmsnorm", name = "rms_f16hf_d4096", dim = 4096, eps = 1e-6,
       dtype = "f16", rounding = "hf" },
+    -- streamed rows of whole cache lines up to 4 KiB (the line frame off
+    -- alignment, KT-LINES): f32 in 4 sum blocks, bf16 two rows ahead,
+    -- bf16 "hf" in 2 blocks, a weight offset
+    { op = "rmsnorm", name = "rms_f32_d1024", dim = 1024, eps = 1e-6,
+      dtype = "f32" },
+    { op = "rmsnorm", name = "rms_bf16_d1024", dim = 1024, eps = 1e-6,
+      dtype = "bf16" },
+    { op = "rmsnorm", name = "rms_bf16hf_d2048", dim = 2048, eps = 1e-6,
+      dtype = "bf16", rounding = "hf" },
+    { op = "rmsnorm", name = "rms_bf16wo_d512", dim = 512, eps = 1e-6,
+      dtype = "bf16", weight_offset = 1 },
     { op = "rmsnorm", name = "rms_f32wo_d128", dim = 128, eps = 1e-6,
       dtype = "f32", weight_offset = 1 },
     { op = "rmsnorm", name = "rms_bf16wo_d1000", dim = 1000, eps = 1e-5,
