@@ -106,7 +106,7 @@ $(ind){
 @     if not chain then first_sums(ind .. "  ", G, ptr) end
 @     if lf then
 $(ind)  int carry = 0;        /* the group before wrote its first line... */
-$(ind)  $(V.vt) sprev = $(V.zero()); /* ...and left its last row's scale */
+$(ind)  $(V.lf.svt) sprev = $(V.lf.szero); /* ...and left its last row's scale */
 @     end
 $(ind)  for (size_t $(idx) = 0; $(idx) < $(ng); $(idx) += $(G)) {
 $(ind)    const int more = $(more);

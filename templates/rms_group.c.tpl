@@ -73,7 +73,7 @@ $(group_sums)
 @ local names = {}
 @ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
 @ if lf then
-        $(lines.slow_head(V, T, CT, wv, k.rounding))
+        $(lines.slow_head(V, T, CT, p, wv, k.rounding))
 @ end
         $(CT) *const grp[$(G)] = { $(table.concat(names, ", ")) };
         for (size_t g = 0; g < $(G); g++) {
@@ -87,7 +87,7 @@ $(rowtext)
       } else {
 @ if lf then
 @   for g = 0, G - 1 do
-        const $(V.vt) vr$(g) = $(V.g4.get("rq", g));
+        const $(V.lf.svt) vr$(g) = $(V.lf.get("rq", g));
 @   end
         $(indent(lines.body(V, T, CT, p, G, wv, k.rounding), "        "))
 @ else

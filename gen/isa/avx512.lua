@@ -115,6 +115,12 @@ local function lf_table(line, head, tail, full, extra)
     rot = function(v) return "_mm512_permutexvar_ps(krot, " .. v .. ")" end,
     -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
     hsum = function(v) return "kgi_avx512_hsum(" .. v .. ")" end,
+    -- a group's scales as f32 vectors (lane g of rq), their blend, and the
+    -- table's vector of one (wrap; set by the pair table)
+    svt = "__m512", szero = "_mm512_setzero_ps()",
+    get = function(r, g) return M.g4.get(r, g) end,
+    blend = function(m, a, b) return M.blend(m, a, b) end,
+    wrap = function(v) return v end,
   }
 end
 M.lf = lf_table(16, "kmh", "kmt", "(__mmask16)0xffffu")
@@ -220,6 +226,7 @@ P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
 -- M.lf still select its halves' lanes)
 P.lf = lf_table(32, "kmh2", "kmt2", "(__mmask32)0xffffffffu",
   "const __mmask32 kmh2 = (__mmask32)(0xffffffffu << (2 * kd)), kmt2 = (__mmask32)~kmh2;")
+P.lf.wrap = function(v) return "kgi_v2_dup(" .. v .. ")" end
 P.lf.stage = function(arr, off, v) return "kgi_v2_stage(" .. arr .. " + " .. off .. ", " .. v .. ");" end
 P.lf.staged = function(arr, off) return "kgi_v2_lds(" .. arr .. " + " .. off .. ")" end
 -- large out-of-place rows with y off line alignment: each 64-byte vector

@@ -64,23 +64,38 @@ function M.call(k, env, names)
   return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
 end
 
--- Why: the weights of one set in the frame of the rows: <wv>1 ..
--- <wv><nv - 1> for a row's whole lines 1 .. nv - 1, <wv>m for the line it
--- shares with its neighbours (its last elements before kd, its first
--- ones from kd on).  load_w(c, ptr): pack.lua's weight load (offset
--- included); c.m is a run-time mask.
+-- Why: the weights of one set in the frame of the rows, for a row's
+-- whole lines 1 .. nv - 1 and for the line it shares with its neighbours
+-- (its last elements before kd, its first ones from kd on): in registers
+-- <wv>1 .. <wv><nv - 1> and <wv>m where the plan hoists weights (p.hoist_w),
+-- else staged once per call in the aligned stack array <wv>l (the shared
+-- line first), as the aligned code stages what it cannot hold (bf16
+-- head_dim 128: holding them spilled).  load_w(c, ptr): pack.lua's weight
+-- load (offset included); c.m is a run-time mask.
 function M.weights(V, _, CT, p, wv, wptr, load_w)
   local L, nv = V.lf, #p.chunks
   local sp = wv .. "p"
   local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);", CT, sp, CT, wptr) }
-  for j = 1, nv - 1 do
-    out[#out + 1] = string.format("const %s %s%d = %s;", V.vt, wv, j,
-      load_w({ I = V, off = util.int(j * L.line), n = V.W }, sp))
-  end
   local first = load_w({ I = V, off = "0", n = V.W, m = L.head }, sp)
   local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = L.tail }, sp)
-  out[#out + 1] = string.format("const %s %sm = %s;", V.vt, wv, V.blend("kmt", first, last))
+  local shared = V.blend("kmt", first, last)
+  local function value(j) return load_w({ I = V, off = util.int(j * L.line), n = V.W }, sp) end
+  if p.hoist_w then
+    for j = 1, nv - 1 do out[#out + 1] = string.format("const %s %s%d = %s;", V.vt, wv, j, value(j)) end
+    out[#out + 1] = string.format("const %s %sm = %s;", V.vt, wv, shared)
+  else
+    out[#out + 1] = string.format("float %sl[%d] __attribute__((aligned(64)));", wv, nv * L.line)
+    out[#out + 1] = L.stage(wv .. "l", "0", shared)
+    for j = 1, nv - 1 do out[#out + 1] = L.stage(wv .. "l", util.int(j * L.line), value(j)) end
+  end
   return out
+end
+
+-- Why: the C value of weight line j of set wv (0: the shared line), as
+-- M.weights placed it.
+local function wref(V, p, wv, j)
+  if p.hoist_w then return wv .. (j == 0 and "m" or tostring(j)) end
+  return V.lf.staged(wv .. "l", util.int(j * V.lf.line))
 end
 
 -- Why: one sum-of-squares term (C statement) of line vector v into
@@ -152,8 +167,10 @@ function M.sums(V, T, CT, p, G)
 end
 
 -- Why: the fast second pass of a group (rms_group.c.tpl part "body", lf):
--- rows yr0 .. yr<G-1> contiguous, scales vr0 .. (set by the caller),
--- weights <wv>1 .. and <wv>m (M.weights).  The loop's first group masks
+-- rows yr0 .. yr<G-1> contiguous, scales vr0 .. (f32 vectors of the
+-- base table, L.get: a pair table's halves share one, L.wrap; blends and
+-- the carried sprev stay single vectors, one register each),
+-- weights of set wv (M.weights).  The loop's first group masks
 -- its first line (carry 0); a group after a fast one writes the line it
 -- shares with it, with the earlier row's scale (sprev) on its low lanes;
 -- the loop's last group masks its last line (lastg).
@@ -162,20 +179,20 @@ function M.body(V, T, CT, p, G, wv, rounding)
   local out = { string.format("%s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63);", CT, CT) }
   local function emit(s) out[#out + 1] = s end
   local function line(off, s, w, m)
-    local h = V.mul(V.load(T, "ya", off, V.W, m), s)
+    local h = V.mul(V.load(T, "ya", off, V.W, m), L.wrap(s))
     if rounding == "hf" then h = V.round(T, h) end
     return V.store(T, "ya", off, V.W, V.mul(h, w), m)
   end
-  emit(line("0", V.blend("kmt", "vr0", "sprev"), wv .. "m", "(carry ? " .. L.full .. " : " .. L.head .. ")"))
+  emit(line("0", L.blend("kmt", "vr0", "sprev"), wref(V, p, wv, 0), "(carry ? " .. L.full .. " : " .. L.head .. ")"))
   for g = 0, G - 1 do
     for j = 1, nv - 1 do
-      emit(line(util.int((g * nv + j) * L.line), "vr" .. g, wv .. j))
+      emit(line(util.int((g * nv + j) * L.line), "vr" .. g, wref(V, p, wv, j)))
     end
     if g + 1 < G then
-      emit(line(util.int((g + 1) * nv * L.line), V.blend("kmt", "vr" .. (g + 1), "vr" .. g), wv .. "m"))
+      emit(line(util.int((g + 1) * nv * L.line), L.blend("kmt", "vr" .. (g + 1), "vr" .. g), wref(V, p, wv, 0)))
     end
   end
-  emit("if (lastg) " .. line(util.int(G * nv * L.line), "vr" .. (G - 1), wv .. "m", L.tail))
+  emit("if (lastg) " .. line(util.int(G * nv * L.line), "vr" .. (G - 1), wref(V, p, wv, 0), L.tail))
   emit("sprev = vr" .. (G - 1) .. ";")
   emit("carry = 1;")
   return table.concat(out, "\n")
@@ -184,12 +201,12 @@ end
 -- Why: a slow group in the line frame (its rows written by the row code)
 -- first writes what the group before it left (the low lanes of its first
 -- line, when carry), and leaves nothing to the next group.
-function M.slow_head(V, T, CT, wv, rounding)
+function M.slow_head(V, T, CT, p, wv, rounding)
   local L = V.lf
-  local h = V.mul(V.load(T, "ya", "0", V.W, L.tail), "sprev")
+  local h = V.mul(V.load(T, "ya", "0", V.W, L.tail), L.wrap("sprev"))
   if rounding == "hf" then h = V.round(T, h) end
   return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
-    V.store(T, "ya", "0", V.W, V.mul(h, wv .. "m"), L.tail))
+    V.store(T, "ya", "0", V.W, V.mul(h, wref(V, p, wv, 0)), L.tail))
 end
 
 -- ---- RMSNorm rows (rmsnorm.c.tpl with env.lf) ------------------------------
