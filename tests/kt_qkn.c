@@ -601,8 +601,9 @@ END_TEST
  * before it left; RMSNorm's rows masked at both ends, their sums split
  * where a line straddles two of the aligned code's blocks; every sum's
  * lanes turned back.  At every element offset into a line (x, y and the
- * weights alike; QK-norm token-major on a fused QKV buffer), for 1 and 5
- * tokens or rows, with and without rows on the slow path, each row (and
+ * weights alike; QK-norm token-major on a fused QKV buffer; RMSNorm rows
+ * one after the other and a line apart), for 1 and 5 tokens or rows,
+ * with and without rows on the slow path, each row (and
  * rstd) must get the bits of the aligned call, and nothing outside the
  * rows may change. */
 START_TEST(t_lines) {
@@ -611,8 +612,10 @@ START_TEST(t_lines) {
   const int qk = v->op == KG_OP_QK_NORM;
   static const size_t counts[] = {1, 5};
   double *vals = malloc(sizeof(double) * v->dim);
-  size_t ci, slow, m, r, i;
+  size_t ci, slow, pad, m, r, i;
   ck_assert_ptr_nonnull(vals);
+  /* RMSNorm: rows one after the other, and a line apart (pad) */
+  for (pad = 0; pad <= (qk ? 0 : 64 / es); pad += 64 / es)
   for (ci = 0; ci < 2; ci++)
     for (slow = 0; slow < 2; slow++) {
       kt_case a;
@@ -620,6 +623,7 @@ START_TEST(t_lines) {
       ref_rng rng;
       kt_shape s = kt_tight(counts[ci]);
       s.fused = qk && v->layout == KG_TOKEN_MAJOR;
+      s.pad_in = s.pad_out = pad;
       kt_seed(&rng, v, "lines");
       kt_case_init(&a, v, &s);
       kt_set_params(&a, KT_W_RANDOM, &rng);
@@ -665,9 +669,10 @@ START_TEST(t_lines) {
         }
         kt_run(&b, NULL);
         snprintf(what, sizeof what,
-                 "%zu %s%s, data %zu bytes into a line against aligned",
+                 "%zu %s%s%s, data %zu bytes into a line against aligned",
                  counts[ci], qk ? "token(s)" : "row(s)",
-                 slow ? " with slow rows" : "", m * es);
+                 pad ? " a line apart" : "", slow ? " with slow rows" : "",
+                 m * es);
         KT_OK(kt_check_frame(&b, kt_msg, sizeof kt_msg));
         KT_OK(kt_compare(&b, &base, KT_CMP_BITS, (size_t)-1, what, kt_msg,
                          sizeof kt_msg));
