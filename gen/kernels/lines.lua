@@ -1,6 +1,7 @@
--- kernels/lines.lua: the line-frame form of the grouped in-place rows
--- (rms_group.c.tpl with env.lf; qk_norm.c.tpl renders it as the static
--- twin <sym>_lf of a QK-norm kernel).
+-- kernels/lines.lua: the line-frame twins <sym>_lf (AVX-512) of QK-norm
+-- kernels (their grouped heads: rms_group.c.tpl and qk_norm.c.tpl with
+-- env.lf) and of RMSNorm kernels with streamed rows (M.rms_rows, below),
+-- for data off cache-line alignment.  pack.lua renders them.
 --
 -- Why: heads that start off a cache-line boundary (a malloc'd buffer
 -- starts 16 bytes into a line) make every 64-byte load and store of the
@@ -33,9 +34,10 @@ local M = {}
 
 -- Rows shorter than this many lines keep the split loads: per group the
 -- frame adds about the same work whatever the row (the scale blends, the
--- sums' masked terms and turns), and on rows of 2 lines (bf16 head_dim
--- 64) that measured 15 % slower than splitting, on 4 (f32 64, bf16 128)
--- even to 5 % faster, on 8 (f32 128) 19 % faster (Zen 4, run 21).
+-- sums' masked terms and turns): on a Zen 4 core rows of 2 lines (bf16
+-- head_dim 64) measured 13-15 % slower than splitting, of 4 (f32 64,
+-- bf16 128) between 5 % slower and 5 % faster, of 8 (f32 128) 8-19 %
+-- faster (bench/RESULTS.md run 21).
 M.MIN_LINES = 4
 
 -- Why: whether a kernel body of table V, plan p gets the line-frame twin:
@@ -69,8 +71,8 @@ end
 -- (its last elements before kd, its first ones from kd on): in registers
 -- <wv>1 .. <wv><nv - 1> and <wv>m where the plan hoists weights (p.hoist_w),
 -- else staged once per call in the aligned stack array <wv>l (the shared
--- line first), as the aligned code stages what it cannot hold (bf16
--- head_dim 128: holding them spilled).  load_w(c, ptr): pack.lua's weight
+-- line first), as the aligned code stages what it does not hold (bf16
+-- head_dim 128).  load_w(c, ptr): pack.lua's weight
 -- load (offset included); c.m is a run-time mask.
 function M.weights(V, _, CT, p, wv, wptr, load_w)
   local L, nv = V.lf, #p.chunks
