@@ -9,14 +9,14 @@ $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const
 @ end
   if (rows == 0) return; /* touch nothing, not even the weights */
 @ if lf_call then
-  /* rows off cache-line alignment, x and y at the same offset: the line frame */
+  /* rows off cache-line alignment: the line frame (y's) */
   if ($(lf_call.cond)) {
     $(lf_call.call)
     return;
   }
 @ end
 @ if lf then
-@   for _, line in ipairs(V.lf.prologue("x")) do
+@   for _, line in ipairs(V.lf.prologue("y")) do
   $(line)
 @   end
   $(indent(lf_text, "  "))

@@ -602,7 +602,8 @@ END_TEST
  * where a line straddles two of the aligned code's blocks; every sum's
  * lanes turned back.  At every element offset into a line (x, y and the
  * weights alike; QK-norm token-major on a fused QKV buffer; RMSNorm rows
- * one after the other and a line apart), for 1 and 5 tokens or rows,
+ * one after the other and a line apart, and y at another offset than
+ * x), for 1 and 5 tokens or rows,
  * with and without rows on the slow path, each row (and
  * rstd) must get the bits of the aligned call, and nothing outside the
  * rows may change. */
@@ -612,9 +613,11 @@ START_TEST(t_lines) {
   const int qk = v->op == KG_OP_QK_NORM;
   static const size_t counts[] = {1, 5};
   double *vals = malloc(sizeof(double) * v->dim);
-  size_t ci, slow, pad, m, r, i;
+  size_t ci, slow, pad, shift, m, r, i;
   ck_assert_ptr_nonnull(vals);
-  /* RMSNorm: rows one after the other, and a line apart (pad) */
+  /* RMSNorm: rows one after the other, a line apart (pad), and y at
+     another offset than x (shift: y misaligned by 64 bytes - x's) */
+  for (shift = 0; shift <= (qk ? 0 : 1); shift++)
   for (pad = 0; pad <= (qk ? 0 : 64 / es); pad += 64 / es)
   for (ci = 0; ci < 2; ci++)
     for (slow = 0; slow < 2; slow++) {
@@ -656,6 +659,7 @@ START_TEST(t_lines) {
         char what[128];
         kt_shape sb = s;
         sb.misalign = m;
+        sb.misalign_out = shift ? 64 / es - m : 0;
         kt_case_init(&b, v, &sb);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
         if (qk)
@@ -669,10 +673,11 @@ START_TEST(t_lines) {
         }
         kt_run(&b, NULL);
         snprintf(what, sizeof what,
-                 "%zu %s%s%s, data %zu bytes into a line against aligned",
+                 "%zu %s%s%s, x %zu and y %zu bytes into a line against "
+                 "aligned",
                  counts[ci], qk ? "token(s)" : "row(s)",
                  pad ? " a line apart" : "", slow ? " with slow rows" : "",
-                 m * es);
+                 m * es, (shift ? 64 / es - m : m) * es);
         KT_OK(kt_check_frame(&b, kt_msg, sizeof kt_msg));
         KT_OK(kt_compare(&b, &base, KT_CMP_BITS, (size_t)-1, what, kt_msg,
                          sizeof kt_msg));

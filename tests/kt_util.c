@@ -153,8 +153,8 @@ void kt_case_init(kt_case *c, const kg_variant *v, const kt_shape *s) {
     c->st[1] = s->in_place ? c->st[0] : d + s->pad_out;
     kt_buf_init(&c->in[0], dt, n ? (n - 1) * c->st[0] + d : 0, s->misalign,
                 s->place);
-    kt_buf_init(&c->out[0], dt, n ? (n - 1) * c->st[1] + d : 0, s->misalign,
-                s->place);
+    kt_buf_init(&c->out[0], dt, n ? (n - 1) * c->st[1] + d : 0,
+                s->misalign_out ? s->misalign_out : s->misalign, s->place);
     kt_buf_init(&c->par[0], dt, d, s->misalign, s->place);
     if (c->op == KG_OP_LAYERNORM)
       kt_buf_init(&c->par[1], dt, d, s->misalign, s->place);

@@ -213,13 +213,13 @@ end
 
 -- ---- RMSNorm rows (rmsnorm.c.tpl with env.lf) ------------------------------
 --
--- Why: out-of-place rows in the caches with x and y at the same offset
--- into their lines (two malloc'd buffers: both 16 bytes in) split every
--- load and store the same way: RMSNorm 1024 x 64 bf16 4.3 -> 4.9 us on a
--- Zen 4 core.  In the line frame each row is its nv + 1 lines, the first
--- and last masked (a row's last line is the next row's first: read
--- twice, each half written by its own row's masked store; x is never
--- written, so no load waits on a store).  The code is unrolled, so rows
+-- Why: out-of-place rows in the caches off line alignment (two malloc'd
+-- buffers: both 16 bytes in) split every load and store: RMSNorm 1024 x
+-- 64 bf16 4.3 -> 4.9 us on a Zen 4 core.  In y's line frame each row is
+-- its nv + 1 lines, the first and last masked (a row's last line is the
+-- next row's first: each half written by its own row's masked store;
+-- x is never written, so no load waits on a store); x at y's offset is
+-- read as whole lines too, x elsewhere with split loads.  The code is unrolled, so rows
 -- go up to ROW_MAX_BYTES.  The sums keep the aligned code's segments
 -- (blocks flushed to double, row.reduce): a line that straddles two
 -- segments goes to both, masked, and each segment is finished as the
@@ -233,14 +233,18 @@ function M.applies_rows(V, k, p)
   return V.W * es == 64 and (k.dim * es) % 64 == 0 and k.dim * es <= M.ROW_MAX_BYTES
 end
 
--- Why: when an RMSNorm call takes the twin: x off line alignment by whole
--- 32-bit lanes, y at the same offset and not x, every row at it, and an
--- output under the non-temporal size (those stream, nt_rows.c.tpl).
+-- Why: when an RMSNorm call takes the twin: y off line alignment by whole
+-- 32-bit lanes, every row of y at that offset, x off alignment too and
+-- not y, and an output under the non-temporal size (those stream,
+-- nt_rows.c.tpl).  The frame is y's: x at the same offset (two malloc'd
+-- buffers) reads whole lines too; x elsewhere (x 16 bytes into a line, y
+-- 48: 5.7 against 4.3 us aligned for 1024 x 64 bf16, RESULTS run 21)
+-- still splits its loads, but no longer its stores.
 function M.rows_call(env, names)
-  local cond = "((uintptr_t)x & 63) != 0 && ((uintptr_t)x & 3) == 0"
-    .. " && (((uintptr_t)x ^ (uintptr_t)y) & 63) == 0 && (const void *)x != (const void *)y"
-    .. "\n      && (rows == 1 || (((x_stride * sizeof(*x)) & 63) == 0 && ((y_stride * sizeof(*y)) & 63) == 0))"
-    .. "\n      && rows * y_stride * sizeof(*y) < KG_NT_BYTES"
+  local cond = "((uintptr_t)y & 63) != 0 && ((uintptr_t)y & 3) == 0"
+    .. " && ((uintptr_t)x & 63) != 0 && (const void *)x != (const void *)y"
+    .. "\n      && (rows == 1 || ((y_stride * sizeof(*y)) & 63) == 0)"
+    .. " && rows * y_stride * sizeof(*y) < KG_NT_BYTES"
   return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
 end
 
@@ -327,7 +331,9 @@ function M.rms_rows(e)
     local m = line == 0 and L.head or line == nv and L.tail or nil
     emit(L.stage("wl", util.int(line * W), e.load_w({ I = V, off = util.int(line * W), n = V.W, m = m }, "wlp")))
   end
-  local function aligned(ptr) return string.format("(const %s *)((uintptr_t)(%s) & ~(uintptr_t)63)", CT, ptr) end
+  -- where line 0 of the row at ptr starts in y's frame (kd lanes before
+  -- it: on a line boundary when x and y share their offset)
+  local function aligned(ptr) return string.format("(const %s *)((uintptr_t)(%s) - 4 * kd)", CT, ptr) end
   -- second pass, line `line` of row r (xa -> ya, scale vr)
   local function pass2(line)
     local off = util.int(line * W)
