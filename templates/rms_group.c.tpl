@@ -14,7 +14,8 @@
 @ -- rows follow at head_dim apart: the next heads, or the next loop's).
 @ -- part "body": the step.  Same arithmetic per row as rms_row.c.tpl
 @ -- (bit-identical results); a group with a row for the slow path runs
-@ -- the row code on each of its rows.
+@ -- the row code on each of its rows.  `lf` (the line-frame twin,
+@ -- kernels/lines.lua): both parts work on the group's aligned lines.
 @ local function wt(c, i)
 @   if p.hoist_w then return wv .. i end
 @   return wload(c, w)
