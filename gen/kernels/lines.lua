@@ -56,8 +56,12 @@ end
 -- q off line alignment by whole 32-bit lanes, k at the same offset, and
 -- every head of the call at that offset too (strides of whole lines, or
 -- one token); calls the twin groups (not longer ones: group_tokens).
+-- Not at 32 bytes into a line: a Zen 4 core runs a 64-byte access as two
+-- 32-byte halves, neither split there, and the plain code measured as
+-- fast as aligned (decode 40 x 128 f32 324 ns) where the twin took 365
+-- (bf16 382 against 408; RESULTS run 21).  Measured on no other core.
 function M.call(k, env, names)
-  local cond = "((uintptr_t)q & 63) != 0 && ((uintptr_t)q & 3) == 0"
+  local cond = "((uintptr_t)q & 31) != 0 && ((uintptr_t)q & 3) == 0"
     .. " && (((uintptr_t)q ^ (uintptr_t)k) & 63) == 0"
   local strides = "((q_stride * sizeof(*q)) & 63) == 0 && ((k_stride * sizeof(*k)) & 63) == 0"
   if k.layout == "token_major" then strides = "(tokens == 1 || (" .. strides .. "))" end
