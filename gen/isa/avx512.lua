@@ -114,7 +114,7 @@ local function lf_table(line, head, tail, full, extra)
     end,
     rot = function(v) return "_mm512_permutexvar_ps(krot, " .. v .. ")" end,
     -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
-    hsum = function(v) return "kgi_avx512_hsum(" .. v .. ")" end,
+    hsum = function(v) return M.hsum(v) end,
     -- a group's scales as f32 vectors (lane g of rq), their blend, and the
     -- table's vector of one (wrap; set by the pair table)
     svt = "__m512", szero = "_mm512_setzero_ps()",

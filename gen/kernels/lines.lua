@@ -120,6 +120,25 @@ function M.term(V, L)
   end
 end
 
+-- Why: one row's line-frame accumulators <pre>1 .. <pre><nacc> finished
+-- as the aligned code's: with 4, the low lanes of accumulator m hold the
+-- aligned code's m - 1 and are moved back first (blends into <bpre>1 ..,
+-- emitted); then the fold, the pair table's halves added, and the lanes
+-- turned back by kd.  Returns that f32 vector (C).
+function M.turned(V, pre, nacc, bpre, emit)
+  local dot = V.dot
+  if nacc == 4 then
+    local avt = dot and dot.acc_vt or V.vt
+    local blend = dot and dot.acc_blend or V.blend
+    for m = 1, 4 do
+      emit(string.format("const %s %s%d = %s;", avt, bpre, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
+    end
+    pre = bpre
+  end
+  local folded = row.fold(pre, nacc, dot and dot.acc_add or V.add)
+  return V.lf.rot(dot and folded or V.g4.part(folded))
+end
+
 -- Why: the sums of squares of G contiguous rows from xn0 into the V4
 -- partials hv0 .. hv<G-1> (rms_group.c.tpl part "sums"), line by line.
 function M.sums(V, T, CT, p, G)
@@ -154,20 +173,8 @@ function M.sums(V, T, CT, p, G)
       if g < G then emit(term(acc(g, 0), v, "kmh", true)) end
     end
   end
-  local add = dot and dot.acc_add or V.add
   for g = 0, G - 1 do
-    local pre = "a" .. g .. "_"
-    if nacc == 4 then
-      -- low lanes of accumulator m hold the aligned code's m - 1: move them back
-      local b = "b" .. g .. "_"
-      for m = 1, 4 do
-        local blend = dot and dot.acc_blend or V.blend
-        emit(string.format("const %s %s%d = %s;", avt, b, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
-      end
-      pre = b
-    end
-    local folded = row.fold(pre, nacc, add)
-    emit(string.format("hv%d = %s;", g, L.rot(dot and folded or V.g4.part(folded))))
+    emit(string.format("hv%d = %s;", g, M.turned(V, "a" .. g .. "_", nacc, "b" .. g .. "_", emit)))
   end
   return table.concat(out, "\n")
 end
@@ -273,20 +280,13 @@ local function row_sums(V, T, p, na, var, also)
   end
   local avt = dot and dot.acc_vt or V.vt
   local zero = dot and dot.acc_zero() or V.zero()
-  local add = dot and dot.acc_add or V.add
-  local blend = dot and dot.acc_blend or V.blend
   local out = { "double " .. var .. " = 0.0;", "{" }
   local function emit(s) out[#out + 1] = "  " .. s end
   local function acc(sg, line) return string.format("%s_%d_%d", var, sg, line % 4 + 1) end
   local term = M.term(V, L)
   local function flush(sg)
-    -- low lanes of accumulator m hold the aligned code's m - 1: move them back
     local pre = var .. "_" .. sg .. "_"
-    for m = 1, 4 do
-      emit(string.format("const %s %sb%d = %s;", avt, pre, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
-    end
-    local folded = row.fold(pre .. "b", 4, add)
-    emit(string.format("%s += (double)%s;", var, L.hsum(L.rot(dot and folded or V.g4.part(folded)))))
+    emit(string.format("%s += (double)%s;", var, L.hsum(M.turned(V, pre, 4, pre .. "b", emit))))
   end
   for line = 0, nv do
     local hi = line < nv and seg_of(line) or nil
