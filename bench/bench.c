@@ -99,6 +99,7 @@ static const char *const kb_dtype_name[] = { "f32", "bf16", "f16" };
 typedef struct kb_opts {
   int quick, no2t, rounds_small, rounds_large;
   size_t offset;            /* bytes past a 64-byte boundary where x and y sets start */
+  size_t kshift;            /* QK-norm: K heads this many bytes further into their lines than Q */
   double min_batch_ns;
   size_t l2_target, llc_target, dram_target;
   const char *filter, *md, *json, *dat, *commit, *date;
@@ -116,6 +117,7 @@ typedef struct kb_case {
   size_t a_len, b_len;      /* mapped bytes */
   unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w */
   size_t stride;            /* elements between rows (tokens) */
+  size_t ko;                /* QK-norm: bytes from a token's Q heads to its K heads */
   size_t rg_bytes, rg_stride; /* ceiling region: row bytes, stride bytes */
   uint64_t mask;            /* sign bits of the dtype, for the RMW pass */
   double kbytes, cbytes;    /* bytes per call: kernel, ceiling */
@@ -166,7 +168,7 @@ static void kb_job_run(void *arg)
                       NULL, NULL);
     } else {
       unsigned char *q = a + off;
-      v->fn.qk_norm(n, q, c->stride, q + KB_QH * c->sh->dim * c->es, c->stride, c->w1, c->w2);
+      v->fn.qk_norm(n, q, c->stride, q + c->ko, c->stride, c->w1, c->w2);
     }
     break;
   }
@@ -319,6 +321,9 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   size_t a_bytes, b_bytes = 0, wn = d;
   if (sh->op == KG_OP_QK_NORM) {
     c->stride = KB_QKV_HEADS * d;
+    /* --k-shift: K heads start that much later, into the V heads' room
+     * (separately allocated q and k sit at different offsets) */
+    c->ko = KB_QH * d * es + o->kshift / es * es;
     a_bytes = sh->rows * c->stride * es;
     c->rg_bytes = (KB_QH + KB_KH) * d * es;
     c->rg_stride = c->stride * es;
@@ -395,7 +400,7 @@ static int kb_check(const kb_case *c, const kg_variant *v, const kg_variant *ref
     return -1;
   }
   if (sh->op == KG_OP_QK_NORM) {
-    const size_t ko = KB_QH * sh->dim * c->es;
+    const size_t ko = c->ko;
     memcpy(y0, c->a, bytes);
     memcpy(y1, c->a, bytes);
     ref->fn.qk_norm(rows, y0, c->stride, y0 + ko, c->stride, c->w1, c->w2);
@@ -614,6 +619,8 @@ static void kb_usage(FILE *f)
           "  --dram-mib N    rotate DRAM shapes over at least N MiB (default 512)\n"
           "  --offset N      x and y start N bytes past a 64-byte boundary (default 0;\n"
           "                  a malloc'd buffer: 16), rounded down to whole elements\n"
+          "  --k-shift N     QK-norm: k starts N more bytes into its line than q (default 0;\n"
+          "                  q and k from two mallocs), rounded down to whole elements\n"
           "  --no-2t         skip the 2-thread runs\n"
           "  --commit S      commit recorded in the report\n"
           "  --date S        date recorded in the report (default: today, UTC)\n"
@@ -676,6 +683,13 @@ int main(int argc, char **argv)
         return 2;
       }
       o.offset = (size_t)v;
+    } else if (more && !strcmp(a, "--k-shift")) {
+      const long v = atol(argv[++i]);
+      if (v < 0 || v > 63) {
+        fprintf(stderr, "bench: --k-shift: must be in [0, 63], got %s\n", argv[i]);
+        return 2;
+      }
+      o.kshift = (size_t)v;
     } else if (more && !strcmp(a, "--dram-mib")) {
       dram_mib = atol(argv[++i]);
       if (dram_mib < 1 || dram_mib > 65536) {
@@ -763,6 +777,7 @@ int main(int argc, char **argv)
   meta.llc_target = o.llc_target;
   meta.dram_target = o.dram_target;
   meta.offset = o.offset;
+  meta.kshift = o.kshift;
   meta.rounds_small = o.rounds_small;
   meta.rounds_large = o.rounds_large;
   meta.min_batch_ns = o.min_batch_ns;

@@ -59,8 +59,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   fprintf(f, "| method | median of %d rounds (DRAM shapes: %d); a round times one batch (>= %.0f us) of every "
              "kernel and every ceiling of the shape, in rotating order; input sets rotated per call: "
              "L2 shapes over <= %s, LLC shapes over <= %s, DRAM shapes over >= %s; "
-             "x and y start %zu bytes past a 64-byte boundary |\n",
-          m->rounds_small, m->rounds_large, m->min_batch_ns / 1000.0, d, e, g, m->offset);
+             "x and y start %zu bytes past a 64-byte boundary, QK-norm k %zu bytes further |\n",
+          m->rounds_small, m->rounds_large, m->min_batch_ns / 1000.0, d, e, g, m->offset, m->kshift);
   fprintf(f, "| run time | %.1f s |\n\n", m->wall_s);
   fprintf(f, "Bytes per call = read + written (q and k heads only for the in-place QK-norm) + the weights once. "
              "ratio = kernel time per byte / ceiling time per byte (= ceiling GB/s / kernel GB/s), "
@@ -215,6 +215,7 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   kb_jnum(f, "rounds_dram", m->rounds_large, 0);
   kb_jnum(f, "min_batch_ns", m->min_batch_ns, 0);
   kb_jnum(f, "offset_bytes", (double)m->offset, 0);
+  kb_jnum(f, "k_shift_bytes", (double)m->kshift, 0);
   kb_jnum(f, "wall_s", m->wall_s, 0);
   fprintf(f, "\"quick\": %s},\n  \"results\": [", m->quick ? "true" : "false");
   for (size_t i = 0; i < n; i++) {

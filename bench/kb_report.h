@@ -50,6 +50,7 @@ typedef struct kb_meta {
   size_t l2_target, llc_target, dram_target;
   int rounds_small, rounds_large;
   size_t offset;        /* --offset: bytes past a line boundary of x and y */
+  size_t kshift;        /* --k-shift: QK-norm k that many bytes further */
   double min_batch_ns;
   double wall_s;
   int quick;

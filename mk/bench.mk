@@ -4,7 +4,8 @@
 #                     out/bench.md, out/bench.json, out/bench.png (gnuplot);
 #                     BENCH_ARGS passes options (e.g. --filter qk_prefill)
 #   make bench-smoke  in TEST_TARGETS: the harness builds and runs --quick on
-#                     one small shape and writes well-formed reports; no
+#                     one small shape and writes well-formed reports, and on
+#                     QK-norm decode with q and k at different offsets; no
 #                     speed is asserted
 # Copy figures worth keeping into bench/RESULTS.md by hand (machine, date,
 # commit come with the report).
@@ -48,5 +49,13 @@ bench-smoke: $(BUILD)/bench
 	  assert all(x["check_vs_scalar"] == "agrees" for x in k), "a variant differs from scalar"; \
 	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted)" % len(k))' \
 	  $(BUILD)/bench-smoke.json
+	$(BUILD)/bench --quick --no-2t --filter qk_decode_h64/f32 --offset 16 --k-shift 16 \
+	  --json $(BUILD)/bench-smoke-k.json >/dev/null
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); \
+	  k = [x for x in d["results"] if x["kind"] == "kernel"]; \
+	  assert d["meta"]["offset_bytes"] == 16 and d["meta"]["k_shift_bytes"] == 16, d["meta"]; \
+	  assert k and all(x["check_vs_scalar"] == "agrees" for x in k), "q/k at different offsets: a variant differs"; \
+	  print("bench-smoke: q and k at different offsets (--k-shift): %d variants agree" % len(k))' \
+	  $(BUILD)/bench-smoke-k.json
 
 TEST_TARGETS += bench-smoke
