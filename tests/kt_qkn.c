@@ -601,9 +601,11 @@ END_TEST
  * before it left; RMSNorm's rows masked at both ends, their sums split
  * where a line straddles two of the aligned code's blocks; every sum's
  * lanes turned back.  At every element offset into a line (x, y and the
- * weights alike; QK-norm token-major on a fused QKV buffer; RMSNorm rows
- * one after the other and a line apart, and y at another offset than
- * x), for 1 and 5 tokens or rows,
+ * weights alike; QK-norm token-major on a fused QKV buffer, and q and k
+ * in buffers of their own, k at another offset than q or on a line
+ * boundary, as two mallocs leave them; RMSNorm rows one after the other
+ * and a line apart, and y at another offset than x), for 1 and 5 tokens
+ * or rows,
  * with and without rows on the slow path, each row (and
  * rstd) must get the bits of the aligned call, and nothing outside the
  * rows may change. */
@@ -616,8 +618,10 @@ START_TEST(t_lines) {
   size_t ci, slow, pad, shift, m, r, i;
   ck_assert_ptr_nonnull(vals);
   /* RMSNorm: rows one after the other, a line apart (pad), and y at
-     another offset than x (shift: y misaligned by 64 bytes - x's) */
-  for (shift = 0; shift <= (qk ? 0 : 1); shift++)
+     another offset than x (shift 1: y misaligned by 64 bytes - x's).
+     QK-norm: shift 1 puts k there, shift 2 on a line boundary (64 bytes
+     in), both in buffers of their own (not fused) */
+  for (shift = 0; shift <= (qk ? 2 : 1); shift++)
   for (pad = 0; pad <= (qk ? 0 : 64 / es); pad += 64 / es)
   for (ci = 0; ci < 2; ci++)
     for (slow = 0; slow < 2; slow++) {
@@ -625,7 +629,7 @@ START_TEST(t_lines) {
       kt_saved base;
       ref_rng rng;
       kt_shape s = kt_tight(counts[ci]);
-      s.fused = qk && v->layout == KG_TOKEN_MAJOR;
+      s.fused = qk && v->layout == KG_TOKEN_MAJOR && shift == 0;
       s.pad_in = s.pad_out = pad;
       kt_seed(&rng, v, "lines");
       kt_case_init(&a, v, &s);
@@ -659,8 +663,11 @@ START_TEST(t_lines) {
         char what[128];
         kt_shape sb = s;
         sb.misalign = m;
-        sb.misalign_out = shift ? 64 / es - m : 0;
+        sb.misalign_out = shift == 2 ? 64 / es : shift ? 64 / es - m : 0;
         kt_case_init(&b, v, &sb);
+        if (qk && shift) /* the geometry the message claims: k on its own */
+          ck_assert_uint_eq((uintptr_t)b.out[1].p & 63,
+                            shift == 2 ? 0 : (64 - m * es) & 63);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
         if (qk)
           memcpy(b.par[1].p, a.par[1].p, v->dim * es);
@@ -673,11 +680,12 @@ START_TEST(t_lines) {
         }
         kt_run(&b, NULL);
         snprintf(what, sizeof what,
-                 "%zu %s%s%s, x %zu and y %zu bytes into a line against "
+                 "%zu %s%s%s, %s %zu and %s %zu bytes into a line against "
                  "aligned",
                  counts[ci], qk ? "token(s)" : "row(s)",
                  pad ? " a line apart" : "", slow ? " with slow rows" : "",
-                 m * es, (shift ? 64 / es - m : m) * es);
+                 qk ? "q" : "x", m * es, qk ? "k" : "y",
+                 (shift == 2 ? 0 : shift ? 64 / es - m : m) * es);
         KT_OK(kt_check_frame(&b, kt_msg, sizeof kt_msg));
         KT_OK(kt_compare(&b, &base, KT_CMP_BITS, (size_t)-1, what, kt_msg,
                          sizeof kt_msg));

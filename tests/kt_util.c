@@ -179,14 +179,16 @@ void kt_case_init(kt_case *c, const kg_variant *v, const kt_shape *s) {
       nq = n ? (n - 1) * c->st[0] + nh * d : 0;
       nk = n ? (n - 1) * c->st[1] + nkv * d : 0;
     }
+    /* K's buffers and weights at their own offset, when given */
+    const size_t mk = s->misalign_out && !c->fused ? s->misalign_out : s->misalign;
     kt_buf_init(&c->in[0], dt, nq, s->misalign, s->place);
     kt_buf_init(&c->out[0], dt, nq, s->misalign, s->place);
     if (!c->fused) {
-      kt_buf_init(&c->in[1], dt, nk, s->misalign, s->place);
-      kt_buf_init(&c->out[1], dt, nk, s->misalign, s->place);
+      kt_buf_init(&c->in[1], dt, nk, mk, s->place);
+      kt_buf_init(&c->out[1], dt, nk, mk, s->place);
     }
     kt_buf_init(&c->par[0], dt, d, s->misalign, s->place);
-    kt_buf_init(&c->par[1], dt, d, s->misalign, s->place);
+    kt_buf_init(&c->par[1], dt, d, mk, s->place);
   }
   for (i = 0; i < 2; i++)
     if (c->out[i].raw)

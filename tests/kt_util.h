@@ -72,7 +72,9 @@ typedef struct kt_case {
  * pointer, fused QKV (qk_norm token_major only), in-place. */
 typedef struct kt_shape {
   size_t n, pad_in, pad_out, misalign;
-  size_t misalign_out; /* rmsnorm/layernorm y's, when not 0 (else misalign) */
+  size_t misalign_out; /* when not 0 (else misalign): rmsnorm/layernorm y's;
+                          qk_norm K's and k_w (not fused); 64 bytes' worth:
+                          on a line boundary */
   int in_place, fused, place;
   int want_rstd, want_mean;
 } kt_shape;
