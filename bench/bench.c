@@ -21,6 +21,7 @@
  * numbers (2 on bad arguments or a --filter that matches nothing, 1 when
  * memory or an output file cannot be had). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -647,6 +648,21 @@ static void kb_dat_adapter(FILE *f, const kb_meta *m, const kb_row *rows, size_t
   kb_report_dat(f, rows, n);
 }
 
+/* Why: a numeric option is a whole decimal number in [lo, hi] or a clear
+ * error (atol would take "16x" as 16 and "x" as 0). */
+static int kb_arg_long(const char *opt, const char *s, long lo, long hi, long *out)
+{
+  char *end;
+  errno = 0;
+  const long v = strtol(s, &end, 10);
+  if (errno || end == s || *end || v < lo || v > hi) {
+    fprintf(stderr, "bench: %s: must be a whole number in [%ld, %ld], got %s\n", opt, lo, hi, s);
+    return -1;
+  }
+  *out = v;
+  return 0;
+}
+
 /* Why: options, machine description and pinning, then every shape x
  * dtype that has a variant here: allocate, check, time, free; reports last. */
 int main(int argc, char **argv)
@@ -671,31 +687,19 @@ int main(int argc, char **argv)
     else if (more && !strcmp(a, "--commit")) o.commit = argv[++i];
     else if (more && !strcmp(a, "--date")) o.date = argv[++i];
     else if (more && !strcmp(a, "--rounds")) {
-      rounds = atoi(argv[++i]);
-      if (rounds < 3 || rounds > 100000) {
-        fprintf(stderr, "bench: --rounds: must be in [3, 100000], got %s\n", argv[i]);
-        return 2;
-      }
+      long v;
+      if (kb_arg_long("--rounds", argv[++i], 3, 100000, &v)) return 2;
+      rounds = (int)v;
     } else if (more && !strcmp(a, "--offset")) {
-      const long v = atol(argv[++i]);
-      if (v < 0 || v > 63) {
-        fprintf(stderr, "bench: --offset: must be in [0, 63], got %s\n", argv[i]);
-        return 2;
-      }
+      long v;
+      if (kb_arg_long("--offset", argv[++i], 0, 63, &v)) return 2;
       o.offset = (size_t)v;
     } else if (more && !strcmp(a, "--k-shift")) {
-      const long v = atol(argv[++i]);
-      if (v < 0 || v > 63) {
-        fprintf(stderr, "bench: --k-shift: must be in [0, 63], got %s\n", argv[i]);
-        return 2;
-      }
+      long v;
+      if (kb_arg_long("--k-shift", argv[++i], 0, 63, &v)) return 2;
       o.kshift = (size_t)v;
     } else if (more && !strcmp(a, "--dram-mib")) {
-      dram_mib = atol(argv[++i]);
-      if (dram_mib < 1 || dram_mib > 65536) {
-        fprintf(stderr, "bench: --dram-mib: must be in [1, 65536], got %s\n", argv[i]);
-        return 2;
-      }
+      if (kb_arg_long("--dram-mib", argv[++i], 1, 65536, &dram_mib)) return 2;
     } else {
       fprintf(stderr, "bench: unknown or incomplete option: %s\n", a);
       kb_usage(stderr);
