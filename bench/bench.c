@@ -401,11 +401,10 @@ static int kb_check(const kb_case *c, const kg_variant *v, const kg_variant *ref
     return -1;
   }
   if (sh->op == KG_OP_QK_NORM) {
-    const size_t ko = c->ko;
     memcpy(y0, c->a, bytes);
     memcpy(y1, c->a, bytes);
-    ref->fn.qk_norm(rows, y0, c->stride, y0 + ko, c->stride, c->w1, c->w2);
-    v->fn.qk_norm(rows, y1, c->stride, y1 + ko, c->stride, c->w1, c->w2);
+    ref->fn.qk_norm(rows, y0, c->stride, y0 + c->ko, c->stride, c->w1, c->w2);
+    v->fn.qk_norm(rows, y1, c->stride, y1 + c->ko, c->stride, c->w1, c->w2);
   } else if (sh->op == KG_OP_RMSNORM) {
     ref->fn.rmsnorm(rows, c->a, c->stride, c->w1, y0, c->stride, NULL);
     v->fn.rmsnorm(rows, c->a, c->stride, c->w1, y1, c->stride, NULL);
