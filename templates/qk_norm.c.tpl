@@ -27,7 +27,7 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
   if (tokens == 0) return; /* touch nothing, not even the weights */
 @ if lf_call then
-  /* heads off cache-line alignment, all at the same offset: the line frame */
+  /* heads off cache-line alignment, q's at one offset, k's at one: the line frame */
   if ($(lf_call.cond)) {
     $(lf_call.call)
     return;
@@ -37,14 +37,17 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   $(stage_code)
 @ end
 @ if lf then
-  /* the heads' offset into their lines and the weights in that frame */
-@   for _, line in ipairs(V.lf.prologue("q")) do
+  /* q's and k's offsets into their lines and each one's weights in that frame */
+@   for _, line in ipairs(V.lf.at("_q").prologue("q", { own = true })) do
+  $(line)
+@   end
+@   for _, line in ipairs(V.lf.at("_k").prologue("k", { own = true })) do
   $(line)
 @   end
 @   -- (a weight set whose token-major heads make no group has none)
-@   for _, set in ipairs({ { "qv", "q_w", k.num_heads }, { "kv", "k_w", k.num_kv_heads } }) do
+@   for _, set in ipairs({ { "qv", "q_w", k.num_heads, "_q" }, { "kv", "k_w", k.num_kv_heads, "_k" } }) do
 @     if k.layout ~= "token_major" or set[3] >= G then
-@       for _, line in ipairs(lines.weights(V, T, CT, p_lf, set[1], set[2], wload_lf)) do
+@       for _, line in ipairs(lines.weights(V, V.lf.at(set[4]), CT, p_lf, set[1], set[2], wload_lf)) do
   $(line)
 @       end
 @     end

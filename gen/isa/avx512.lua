@@ -97,31 +97,52 @@ function M.blend(m, a, b) return "_mm512_mask_mov_ps(" .. a .. ", " .. m .. ", "
 -- 64-byte lines: `line` elements per line, the run-time masks of a
 -- line's elements from the row start on (head) and before it (tail),
 -- a full mask, and the C that defines them from `ptr`'s offset into its
--- line (kd 32-bit lanes, never 0 there; krot turns a sum's lanes back).
+-- line (kd 32-bit lanes: 0 only for a frame of its own, `at`, where k
+-- sits on a line boundary and q does not; krot turns a sum's lanes back).
+local IOTA16 = "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
 local function lf_table(line, head, tail, full, extra)
-  return {
-    line = line, head = head, tail = tail, full = full,
-    prologue = function(ptr)
+  -- the names of one frame: suffix sfx ("" for the kernel's one frame)
+  local function frame(sfx)
+    local f = {
+      head = head .. sfx, tail = tail .. sfx, hm = "kmh" .. sfx, tm = "kmt" .. sfx,
+      rot = function(v) return "_mm512_permutexvar_ps(krot" .. sfx .. ", " .. v .. ")" end,
+    }
+    -- opts.rot: also krot (sums only); opts.own: a frame of its own in a
+    -- scope that may not use every name (marked unused)
+    f.prologue = function(ptr, opts)
+      opts = opts or { rot = true }
+      local u = opts.own and "__attribute__((unused)) " or ""
       local out = {
-        "const unsigned kd = (unsigned)(((uintptr_t)" .. ptr .. " & 63) >> 2);",
-        "const __mmask16 kmh = (__mmask16)(0xffffu << kd), kmt = (__mmask16)~kmh;",
-        "const __m512i krot = _mm512_and_si512(_mm512_add_epi32(_mm512_set1_epi32((int)kd),",
-        "    _mm512_cvtepu8_epi32(_mm_setr_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))),",
-        "    _mm512_set1_epi32(15));",
+        "const unsigned kd" .. sfx .. " = (unsigned)(((uintptr_t)" .. ptr .. " & 63) >> 2);",
+        u .. "const __mmask16 kmh" .. sfx .. " = (__mmask16)(0xffffu << kd" .. sfx .. "), kmt" .. sfx
+          .. " = (__mmask16)~kmh" .. sfx .. ";",
       }
-      if extra then out[#out + 1] = extra end
+      if opts.rot then
+        out[#out + 1] = u .. "const __m512i krot" .. sfx
+          .. " = _mm512_and_si512(_mm512_add_epi32(_mm512_set1_epi32((int)kd" .. sfx .. "),"
+        out[#out + 1] = "    _mm512_cvtepu8_epi32(_mm_setr_epi8(" .. IOTA16 .. "))),"
+        out[#out + 1] = "    _mm512_set1_epi32(15));"
+      end
+      if extra then out[#out + 1] = u .. extra(sfx) end
       return out
-    end,
-    rot = function(v) return "_mm512_permutexvar_ps(krot, " .. v .. ")" end,
-    -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
-    hsum = function(v) return M.hsum(v) end,
-    -- a group's scales as f32 vectors (lane g of rq), their blend, and the
-    -- table's vector of one (wrap; set by the pair table)
-    svt = "__m512", szero = "_mm512_setzero_ps()",
-    get = function(r, g) return M.g4.get(r, g) end,
-    blend = function(m, a, b) return M.blend(m, a, b) end,
-    wrap = function(v) return v end,
-  }
+    end
+    f.kd = "kd" .. sfx
+    return f
+  end
+  local t = frame("")
+  t.line, t.full = line, full
+  -- a frame of its own (QK-norm's q, k, and each group's rows): its
+  -- names carry the suffix
+  t.at = frame
+  -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
+  t.hsum = function(v) return M.hsum(v) end
+  -- a group's scales as f32 vectors (lane g of rq), their blend, and the
+  -- table's vector of one (wrap; set by the pair table)
+  t.svt, t.szero = "__m512", "_mm512_setzero_ps()"
+  t.get = function(r, g) return M.g4.get(r, g) end
+  t.blend = function(m, a, b) return M.blend(m, a, b) end
+  t.wrap = function(v) return v end
+  return t
 end
 M.lf = lf_table(16, "kmh", "kmt", "(__mmask16)0xffffu")
 -- a row's weights in the line frame, one aligned stack line each
@@ -224,8 +245,10 @@ P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
 -- the line-frame group code: 32 bf16 per line, element masks kmh2 / kmt2
 -- (a pair's lane k holds elements 2k and 2k + 1, so the lane masks of
 -- M.lf still select its halves' lanes)
-P.lf = lf_table(32, "kmh2", "kmt2", "(__mmask32)0xffffffffu",
-  "const __mmask32 kmh2 = (__mmask32)(0xffffffffu << (2 * kd)), kmt2 = (__mmask32)~kmh2;")
+P.lf = lf_table(32, "kmh2", "kmt2", "(__mmask32)0xffffffffu", function(x)
+  return "const __mmask32 kmh2" .. x .. " = (__mmask32)(0xffffffffu << (2 * kd" .. x .. ")), kmt2" .. x
+    .. " = (__mmask32)~kmh2" .. x .. ";"
+end)
 P.lf.wrap = function(v) return "kgi_v2_dup(" .. v .. ")" end
 P.lf.stage = function(arr, off, v) return "kgi_v2_stage(" .. arr .. " + " .. off .. ", " .. v .. ");" end
 P.lf.staged = function(arr, off) return "kgi_v2_lds(" .. arr .. " + " .. off .. ")" end

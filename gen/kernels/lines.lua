@@ -53,16 +53,18 @@ function M.applies(V, k, p, V4)
 end
 
 -- Why: when a QK-norm call takes the twin (qk_norm.c.tpl `lf_call`):
--- q off line alignment by whole 32-bit lanes, k at the same offset, and
--- every head of the call at that offset too (strides of whole lines, or
--- one token); calls the twin groups (not longer ones: group_tokens).
+-- q off line alignment by whole 32-bit lanes, k by whole lanes too, at
+-- any offset (q's heads and k's each run in a frame of their own: two
+-- malloc'd buffers rarely share an offset; k on a line boundary is a
+-- frame with kd 0), and every head of q and of k at its tensor's offset
+-- (strides of whole lines, or one token); calls the twin groups (not
+-- longer ones: group_tokens).
 -- Not at 32 bytes into a line: a Zen 4 core runs a 64-byte access as two
 -- 32-byte halves, neither split there, and the plain code measured as
 -- fast as aligned (decode 40 x 128 f32 324 ns) where the twin took 365
 -- (bf16 382 against 408; RESULTS run 21).  Measured on no other core.
 function M.call(k, env, names)
-  local cond = "((uintptr_t)q & 31) != 0 && ((uintptr_t)q & 3) == 0"
-    .. " && (((uintptr_t)q ^ (uintptr_t)k) & 63) == 0"
+  local cond = "((uintptr_t)q & 31) != 0 && ((uintptr_t)q & 3) == 0 && ((uintptr_t)k & 3) == 0"
   local strides = "((q_stride * sizeof(*q)) & 63) == 0 && ((k_stride * sizeof(*k)) & 63) == 0"
   if k.layout == "token_major" then strides = "(tokens == 1 || (" .. strides .. "))" end
   cond = cond .. "\n      && " .. strides
@@ -77,14 +79,15 @@ end
 -- else staged once per call in the aligned stack array <wv>l (the shared
 -- line first), as the aligned code stages what it does not hold (bf16
 -- head_dim 128).  load_w(c, ptr): pack.lua's weight
--- load (offset included); c.m is a run-time mask.
-function M.weights(V, _, CT, p, wv, wptr, load_w)
+-- load (offset included); c.m is a run-time mask.  F: the rows' frame
+-- (that of q or of k, V.lf.at).
+function M.weights(V, F, CT, p, wv, wptr, load_w)
   local L, nv = V.lf, #p.chunks
   local sp = wv .. "p"
-  local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);", CT, sp, CT, wptr) }
-  local first = load_w({ I = V, off = "0", n = V.W, m = L.head }, sp)
-  local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = L.tail }, sp)
-  local shared = V.blend("kmt", first, last)
+  local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * %s);", CT, sp, CT, wptr, F.kd) }
+  local first = load_w({ I = V, off = "0", n = V.W, m = F.head }, sp)
+  local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = F.tail }, sp)
+  local shared = V.blend(F.tm, first, last)
   local function value(j) return load_w({ I = V, off = util.int(j * L.line), n = V.W }, sp) end
   if p.hoist_w then
     for j = 1, nv - 1 do out[#out + 1] = string.format("const %s %s%d = %s;", V.vt, wv, j, value(j)) end
@@ -110,11 +113,11 @@ end
 -- avoided (its zeroed elements go in instead, adding +0): GCC 12 turns a
 -- masked vdpbf16ps into a zero accumulator into its zero-masking form and
 -- loads the 16-lane mask with kmovb, dropping lanes 8-15 (seen on a
--- row's first line: RMSNorm 1024 bf16, sums 1.6 % short).
-function M.term(V, L)
+-- row's first line: RMSNorm 1024 bf16, sums 1.6 % short).  F: the frame.
+function M.term(V, F)
   local dot = V.dot
   return function(a, v, m, fresh)
-    if dot and fresh then return a .. " = " .. dot.sq(a, dot.maskz(v, L.head)) .. ";" end
+    if dot and fresh then return a .. " = " .. dot.sq(a, dot.maskz(v, F.head)) .. ";" end
     if dot then return a .. " = " .. (m and dot.sqm(a, v, m) or dot.sq(a, v)) .. ";" end
     return a .. " = " .. (m and V.fmam(v, v, a, m) or V.fma(v, v, a)) .. ";"
   end
@@ -124,29 +127,33 @@ end
 -- as the aligned code's: with 4, the low lanes of accumulator m hold the
 -- aligned code's m - 1 and are moved back first (blends into <bpre>1 ..,
 -- emitted); then the fold, the pair table's halves added, and the lanes
--- turned back by kd.  Returns that f32 vector (C).
-function M.turned(V, pre, nacc, bpre, emit)
+-- turned back by frame F's kd.  Returns that f32 vector (C).
+function M.turned(V, F, pre, nacc, bpre, emit)
   local dot = V.dot
   if nacc == 4 then
     local avt = dot and dot.acc_vt or V.vt
     local blend = dot and dot.acc_blend or V.blend
     for m = 1, 4 do
-      emit(string.format("const %s %s%d = %s;", avt, bpre, m, blend("kmt", pre .. m, pre .. (m % 4 + 1))))
+      emit(string.format("const %s %s%d = %s;", avt, bpre, m, blend(F.tm, pre .. m, pre .. (m % 4 + 1))))
     end
     pre = bpre
   end
   local folded = row.fold(pre, nacc, dot and dot.acc_add or V.add)
-  return V.lf.rot(dot and folded or V.g4.part(folded))
+  return F.rot(dot and folded or V.g4.part(folded))
 end
 
 -- Why: the sums of squares of G contiguous rows from xn0 into the V4
--- partials hv0 .. hv<G-1> (rms_group.c.tpl part "sums"), line by line.
+-- partials hv0 .. hv<G-1> (rms_group.c.tpl part "sums"), line by line,
+-- in the rows' own frame (xn0's offset: the next group may be q's or
+-- k's, which can sit at different offsets).
 function M.sums(V, T, CT, p, G)
   local L, nv, dot = V.lf, #p.chunks, V.dot
+  local F = L.at("_s")
   local nacc = row.nacc(p, false, dot)
   local avt = dot and dot.acc_vt or V.vt
   local zero = dot and dot.acc_zero() or V.zero()
-  local out = { string.format("const %s *na = (const %s *)((uintptr_t)xn0 & ~(uintptr_t)63);", CT, CT) }
+  local out = F.prologue("xn0", { rot = true, own = true })
+  out[#out + 1] = string.format("const %s *na = (const %s *)((uintptr_t)xn0 & ~(uintptr_t)63);", CT, CT)
   local function emit(s) out[#out + 1] = s end
   for g = 0, G - 1 do
     local names = {}
@@ -154,11 +161,11 @@ function M.sums(V, T, CT, p, G)
     emit(avt .. " " .. table.concat(names, ", ") .. ";")
   end
   local function acc(g, j) return string.format("a%d_%d", g, j % nacc + 1) end
-  local term = M.term(V, L)
+  local term = M.term(V, F)
   for line = 0, G * nv do
     local g, j = math.floor(line / nv), line % nv
     local off = util.int(line * L.line)
-    local m = line == 0 and L.head or line == G * nv and L.tail or nil
+    local m = line == 0 and F.head or line == G * nv and F.tail or nil
     local v = "l" .. line
     if dot then
       emit(string.format("const %s %s = %s;", dot.vt, v, dot.load("na", off, V.W, m)))
@@ -169,12 +176,12 @@ function M.sums(V, T, CT, p, G)
       emit(term(acc(g, j), v))
     else
       -- a line two rows share: the last lanes of row g - 1, the first of row g
-      if g > 0 then emit(term(acc(g - 1, nv), v, "kmt")) end
-      if g < G then emit(term(acc(g, 0), v, "kmh", true)) end
+      if g > 0 then emit(term(acc(g - 1, nv), v, F.tm)) end
+      if g < G then emit(term(acc(g, 0), v, F.hm, true)) end
     end
   end
   for g = 0, G - 1 do
-    emit(string.format("hv%d = %s;", g, M.turned(V, "a" .. g .. "_", nacc, "b" .. g .. "_", emit)))
+    emit(string.format("hv%d = %s;", g, M.turned(V, F, "a" .. g .. "_", nacc, "b" .. g .. "_", emit)))
   end
   return table.concat(out, "\n")
 end
@@ -186,8 +193,9 @@ end
 -- weights of set wv (M.weights).  The loop's first group masks
 -- its first line (carry 0); a group after a fast one writes the line it
 -- shares with it, with the earlier row's scale (sprev) on its low lanes;
--- the loop's last group masks its last line (lastg).
-function M.body(V, T, CT, p, G, wv, rounding)
+-- the loop's last group masks its last line (lastg).  F: the frame of
+-- the loop's rows (q's or k's, as the weights of wv).
+function M.body(V, T, CT, p, G, wv, rounding, F)
   local L, nv = V.lf, #p.chunks
   local out = { string.format("%s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63);", CT, CT) }
   local function emit(s) out[#out + 1] = s end
@@ -196,16 +204,16 @@ function M.body(V, T, CT, p, G, wv, rounding)
     if rounding == "hf" then h = V.round(T, h) end
     return V.store(T, "ya", off, V.W, V.mul(h, w), m)
   end
-  emit(line("0", L.blend("kmt", "vr0", "sprev"), wref(V, p, wv, 0), "(carry ? " .. L.full .. " : " .. L.head .. ")"))
+  emit(line("0", L.blend(F.tm, "vr0", "sprev"), wref(V, p, wv, 0), "(carry ? " .. L.full .. " : " .. F.head .. ")"))
   for g = 0, G - 1 do
     for j = 1, nv - 1 do
       emit(line(util.int((g * nv + j) * L.line), "vr" .. g, wref(V, p, wv, j)))
     end
     if g + 1 < G then
-      emit(line(util.int((g + 1) * nv * L.line), L.blend("kmt", "vr" .. (g + 1), "vr" .. g), wref(V, p, wv, 0)))
+      emit(line(util.int((g + 1) * nv * L.line), L.blend(F.tm, "vr" .. (g + 1), "vr" .. g), wref(V, p, wv, 0)))
     end
   end
-  emit("if (lastg) " .. line(util.int(G * nv * L.line), "vr" .. (G - 1), wref(V, p, wv, 0), L.tail))
+  emit("if (lastg) " .. line(util.int(G * nv * L.line), "vr" .. (G - 1), wref(V, p, wv, 0), F.tail))
   emit("sprev = vr" .. (G - 1) .. ";")
   emit("carry = 1;")
   return table.concat(out, "\n")
@@ -214,12 +222,12 @@ end
 -- Why: a slow group in the line frame (its rows written by the row code)
 -- first writes what the group before it left (the low lanes of its first
 -- line, when carry), and leaves nothing to the next group.
-function M.slow_head(V, T, CT, p, wv, rounding)
+function M.slow_head(V, T, CT, p, wv, rounding, F)
   local L = V.lf
-  local h = V.mul(V.load(T, "ya", "0", V.W, L.tail), L.wrap("sprev"))
+  local h = V.mul(V.load(T, "ya", "0", V.W, F.tail), L.wrap("sprev"))
   if rounding == "hf" then h = V.round(T, h) end
   return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
-    V.store(T, "ya", "0", V.W, V.mul(h, wref(V, p, wv, 0)), L.tail))
+    V.store(T, "ya", "0", V.W, V.mul(h, wref(V, p, wv, 0)), F.tail))
 end
 
 -- ---- RMSNorm rows (rmsnorm.c.tpl with env.lf) ------------------------------
@@ -286,7 +294,7 @@ local function row_sums(V, T, p, na, var, also)
   local term = M.term(V, L)
   local function flush(sg)
     local pre = var .. "_" .. sg .. "_"
-    emit(string.format("%s += (double)%s;", var, L.hsum(M.turned(V, pre, 4, pre .. "b", emit))))
+    emit(string.format("%s += (double)%s;", var, L.hsum(M.turned(V, L, pre, 4, pre .. "b", emit))))
   end
   for line = 0, nv do
     local hi = line < nv and seg_of(line) or nil
@@ -307,8 +315,8 @@ local function row_sums(V, T, p, na, var, also)
     if hi and hi == lo then
       emit(term(acc(hi, line), v))
     else
-      if lo then emit(term(acc(lo, line), v, "kmt")) end
-      if hi then emit(term(acc(hi, line), v, "kmh", true)) end
+      if lo then emit(term(acc(lo, line), v, L.tm)) end
+      if hi then emit(term(acc(hi, line), v, L.hm, true)) end
       if lo then flush(lo) end
     end
     local extra = also and also(line)

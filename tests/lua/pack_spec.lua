@@ -446,16 +446,20 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
 ]])
     gen(dir .. "/lf.lua", dir)
     local c = S.read(dir .. "/lf/lf_avx512.c")
-    -- f32 and bf16 (its AVX512_BF16 twin too): called first for heads at
-    -- one offset into their lines, short calls only where long ones stream
+    -- f32 and bf16 (its AVX512_BF16 twin too): called first for q off its
+    -- line and k by whole lanes anywhere, short calls only where long ones
+    -- stream; q's and k's frames each of their own, the sums' from their rows
     for _, n in ipairs({ "lf_f128_avx512", "lf_b128_avx512", "lf_b128_avx512_bf16dot", "lf_f64_avx512",
                          "lf_hm_avx512" }) do
       assert.is_truthy(c:find("static __attribute__((noinline)) " .. '__attribute__((target("', 1, true), n)
       local b = body(c, n)
-      assert.is_truthy(b:find("&& (((uintptr_t)q ^ (uintptr_t)k) & 63) == 0", 1, true), n)
+      assert.is_truthy(b:find("((uintptr_t)q & 31) != 0 && ((uintptr_t)q & 3) == 0 && ((uintptr_t)k & 3) == 0",
+        1, true), n)
       assert.is_truthy(b:find(n .. "_lf(tokens, q, q_stride, k, k_stride, q_w, k_w);\n    return;", 1, true), n)
       local lf = body(c, n .. "_lf")
-      assert.is_truthy(lf:find("const unsigned kd = (unsigned)(((uintptr_t)q & 63) >> 2);", 1, true), n)
+      assert.is_truthy(lf:find("const unsigned kd_q = (unsigned)(((uintptr_t)q & 63) >> 2);", 1, true), n)
+      assert.is_truthy(lf:find("const unsigned kd_k = (unsigned)(((uintptr_t)k & 63) >> 2);", 1, true), n)
+      assert.is_truthy(lf:find("const unsigned kd_s = (unsigned)(((uintptr_t)xn0 & 63) >> 2);", 1, true), n)
       assert.is_truthy(lf:find("int carry = 0;", 1, true), n)
       assert.is_falsy(lf:find("_lf(tokens", 1, true), n)
     end
@@ -464,12 +468,15 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(body(c, "lf_hm_avx512"):find("&& ((q_stride * sizeof(*q)) & 63) == 0", 1, true))
     -- the shared line: a masked term into each row, the scales blended
     local f = body(c, "lf_f128_avx512_lf")
-    assert.is_truthy(f:find("a0_1 = _mm512_mask3_fmadd_ps(l8, l8, a0_1, kmt);\n"
-      .. "          a1_1 = _mm512_mask3_fmadd_ps(l8, l8, a1_1, kmh);", 1, true))
-    assert.is_truthy(f:find("hv3 = _mm512_permutexvar_ps(krot, _mm512_add_ps(a3_1, a3_2));", 1, true))
-    assert.is_truthy(f:find("_mm512_mul_ps(_mm512_loadu_ps(ya + 128), _mm512_mask_mov_ps(vr1, kmt, vr0))", 1, true))
-    assert.is_truthy(f:find("if (lastg) _mm512_mask_storeu_ps(ya + 512, kmt, ", 1, true))
-    assert.is_truthy(body(c, "lf_b128_avx512_bf16dot_lf"):find("a0_1 = kgi_avx512_dot_sqm(a0_1, kmt, l4)", 1, true))
+    assert.is_truthy(f:find("a0_1 = _mm512_mask3_fmadd_ps(l8, l8, a0_1, kmt_s);\n"
+      .. "          a1_1 = _mm512_mask3_fmadd_ps(l8, l8, a1_1, kmh_s);", 1, true))
+    assert.is_truthy(f:find("hv3 = _mm512_permutexvar_ps(krot_s, _mm512_add_ps(a3_1, a3_2));", 1, true))
+    -- the body in its loop's frame: q's for Q heads, k's for K heads
+    assert.is_truthy(f:find("_mm512_mul_ps(_mm512_loadu_ps(ya + 128), _mm512_mask_mov_ps(vr1, kmt_q, vr0))", 1, true))
+    assert.is_truthy(f:find("_mm512_mul_ps(_mm512_loadu_ps(ya + 128), _mm512_mask_mov_ps(vr1, kmt_k, vr0))", 1, true))
+    assert.is_truthy(f:find("if (lastg) _mm512_mask_storeu_ps(ya + 512, kmt_q, ", 1, true))
+    assert.is_truthy(f:find("const float *kvp = (const float *)((uintptr_t)k_w - 4 * kd_k);", 1, true))
+    assert.is_truthy(body(c, "lf_b128_avx512_bf16dot_lf"):find("a0_1 = kgi_avx512_dot_sqm(a0_1, kmt_s, l4)", 1, true))
     -- not for rows under 4 lines, f16 (256-bit halves), tails, streamed heads, AVX2
     for _, n in ipairs({ "lf_b64_avx512", "lf_h128_avx512", "lf_f72_avx512", "lf_f256_avx512" }) do
       assert.is_falsy(c:find(n .. "_lf", 1, true), n)
