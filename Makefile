@@ -23,7 +23,7 @@ DEMO_NAME := qwen3_8b
 TEST_TARGETS :=
 CLEAN_FILES :=
 
-.PHONY: all deps demo test clean lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 \
+.PHONY: all deps demo test clean lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf \
         test-packs-compile
 .DELETE_ON_ERROR:
 
@@ -104,6 +104,20 @@ test-kernels-nt: $(BUILD)/test_kernels_nt
 test-kernels-nobf16: $(BUILD)/test_kernels
 	KGEN_AVX512_BF16=0 $(BUILD)/test_kernels
 
+# Why: whether avx512 bf16 QK-norm heads off line alignment take the line
+# frame depends on the CPU's vendor (kg_cpu_bf16_line_frame); KT-LINES
+# runs both ways on any AVX-512 machine, and with both sum bodies.
+test-kernels-lf: $(BUILD)/test_kernels
+	@set -e; for lf in 0 1; do for dot in 0 1; do \
+	  KGEN_BF16_LINE_FRAME=$$lf KGEN_AVX512_BF16=$$dot KT_ONLY=KT-LINES \
+	    $(BUILD)/test_kernels > $(BUILD)/kt_lf.log 2>&1 || { cat $(BUILD)/kt_lf.log; exit 1; }; \
+	  if ! grep -q '^avx512 bf16 QK-norm' $(BUILD)/kt_lf.log; then \
+	    echo "SKIPPED test-kernels-lf: this CPU runs no avx512 variant, and the variables change nothing else"; \
+	    exit 0; fi; \
+	  echo "test-kernels-lf: KGEN_BF16_LINE_FRAME=$$lf KGEN_AVX512_BF16=$$dot:" \
+	    $$(grep -E '^(avx512 bf16 QK|kgt:)' $(BUILD)/kt_lf.log) $$(grep -oE '[0-9]+%: Checks: .*' $(BUILD)/kt_lf.log); \
+	done; done
+
 # Why: the pack's promise to embedders: every file compiles warning-free
 # under gcc and clang, and with a plain `cc -O2 -c` (no target flags).
 test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
@@ -114,7 +128,7 @@ test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUIL
 	  done; \
 	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c: ok"
 
-TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-packs-compile
+TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf test-packs-compile
 
 -include $(sort $(wildcard mk/*.mk))
 

@@ -21,6 +21,7 @@
 
 #define KG_CPU_VALID 0x80000000u /* set in the cache once detection ran */
 #define KG_CPU_BF16 0x40000000u  /* AVX512_BF16 usable (kg_cpu_avx512_bf16) */
+#define KG_CPU_LF16 0x20000000u  /* bf16 QK-norm line frame (kg_cpu_bf16_line_frame) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -39,6 +40,18 @@ static unsigned long long kg_cpu_xgetbv0(void) {
   unsigned eax, edx;
   __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
   return ((unsigned long long)edx << 32) | eax;
+}
+
+/* Why: the one AVX-512 choice that went opposite ways on two cores: the
+ * bf16 QK-norm line frame gained 2-7 % on a Zen 4 core and cost 7-12 %
+ * on an Intel Xeon (Emerald Rapids), where split bf16 loads are cheap and
+ * the frame's blends land on the ports its conversions fill
+ * (bench/RESULTS.md runs 21 and 23).  CPUID leaf 0's vendor string. */
+static int kg_cpu_intel(void) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d))
+    return 0;
+  return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* GenuineIntel */
 }
 
 /* Why: a level counts only if every feature its code uses is present AND
@@ -68,6 +81,8 @@ static unsigned kg_cpu_detect_x86(void) {
       /* AVX512_BF16: CPUID.(EAX=7,ECX=1):EAX bit 5 */
       if (__get_cpuid_count(7, 1, &a, &b, &c, &d) && ((a >> 5) & 1u))
         mask |= KG_CPU_BF16;
+      if (!kg_cpu_intel())
+        mask |= KG_CPU_LF16;
     }
   }
   return mask;
@@ -95,6 +110,15 @@ static unsigned kg_cpu_mask(void) {
     if (e && strcmp(e, "0") == 0)
       m &= ~KG_CPU_BF16;
   }
+  /* KGEN_BF16_LINE_FRAME=0 or 1 overrides the vendor's default (tests run
+   * both) */
+  {
+    const char *e = getenv("KGEN_BF16_LINE_FRAME");
+    if (e && strcmp(e, "0") == 0)
+      m &= ~KG_CPU_LF16;
+    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
+      m |= KG_CPU_LF16;
+  }
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -112,6 +136,14 @@ __attribute__((weak)) int kg_cpu_has(int isa) {
  * split and two FMAs); asked once per call, answered from the cache. */
 __attribute__((weak)) int kg_cpu_avx512_bf16(void) {
   return (kg_cpu_mask() & KG_CPU_BF16) != 0;
+}
+
+/* Why: AVX-512 QK-norm kernels of bf16 heads off cache-line alignment
+ * take their line-frame twin only where it measured faster (not on Intel
+ * cores: kg_cpu_intel); asked once per call such heads make, from the
+ * cache. */
+__attribute__((weak)) int kg_cpu_bf16_line_frame(void) {
+  return (kg_cpu_mask() & KG_CPU_LF16) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

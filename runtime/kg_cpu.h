@@ -21,6 +21,14 @@ int kg_cpu_has(int isa);
  * variable KGEN_AVX512_BF16 is "0" (read once, at first use). */
 int kg_cpu_avx512_bf16(void);
 
+/* 1 if the AVX-512 level is usable and its QK-norm kernels of bf16 heads
+ * off cache-line alignment should take their line-frame twin: by default
+ * on every x86 vendor but Intel (measured slower there, faster on AMD
+ * Zen 4); the environment variable KGEN_BF16_LINE_FRAME "0" or "1"
+ * overrides that (read once, at first use).  0 otherwise.  Either way the
+ * kernels give the same bits. */
+int kg_cpu_bf16_line_frame(void);
+
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);
 

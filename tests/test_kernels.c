@@ -617,6 +617,7 @@ int main(void) {
   const size_t ntab[3] = {sizeof kt_gen_tests / sizeof kt_gen_tests[0],
                           kt_qkn_ntests, kt_ln_ntests};
   size_t i, j, k, nskip = 0, nreg = 0;
+  const char *only;
   int cap, nf;
   if (kg_dispatch_resolve(&cap, err, sizeof err) != 0) {
     fprintf(stderr, "test_kernels: %s\n", err);
@@ -638,12 +639,19 @@ int main(void) {
       nskip++;
     }
   }
-  kt_register(s, "KT-REF-001 reference self-check", t_ref_self, 0, NULL);
+  /* KT_ONLY=<id prefix> registers only those tests (make test-kernels-lf) */
+  only = getenv("KT_ONLY");
+  if (only && !*only)
+    only = NULL;
+  if (!only)
+    kt_register(s, "KT-REF-001 reference self-check", t_ref_self, 0, NULL);
   for (i = 0; i < kt_nrun; i++) {
     for (j = 0; j < 3; j++) {
       for (k = 0; k < ntab[j]; k++) {
         const kt_test *t = &tables[j][k];
         if (!kt_applies(kt_runv[i], t->flags))
+          continue;
+        if (only && strncmp(t->id, only, strlen(only)) != 0)
           continue;
         kt_register(s, t->id, *t->fn, (int)i, kt_runv[i]->symbol);
         nreg++;
@@ -653,14 +661,23 @@ int main(void) {
   printf("kgt: %zu variants: %zu run on this CPU, %zu skipped; dispatch cap "
          "%s; %zu test cases\n",
          (size_t)kgt_num_variants, kt_nrun, nskip, kg_cpu_isa_name(cap),
-         nreg + 1);
+         nreg + !only);
+  if (only && nreg == 0) { /* a misspelt prefix must not pass on nothing */
+    fprintf(stderr, "test_kernels: KT_ONLY=%s matches no test\n", only);
+    return 1;
+  }
   /* which body the avx512 bf16 RMSNorm and QK-norm variants run (make
    * test-kernels-nobf16 runs the suite again with KGEN_AVX512_BF16=0 for
    * the other one) */
-  if (kg_cpu_has(KG_ISA_AVX512))
+  if (kg_cpu_has(KG_ISA_AVX512)) {
     printf("avx512 bf16 RMSNorm / QK-norm sums: %s\n",
            kg_cpu_avx512_bf16() ? "vdpbf16ps (AVX512_BF16 twin)"
                                 : "split + FMA (plain body)");
+    /* make test-kernels-lf runs KT-LINES with KGEN_BF16_LINE_FRAME 0 and 1 */
+    printf("avx512 bf16 QK-norm heads off line alignment: %s\n",
+           kg_cpu_bf16_line_frame() ? "line frame (twin _lf)"
+                                    : "split loads (plain code)");
+  }
   printf("NOT RUN FALSIFY-QKN-006 (GPU vs CPU): needs a GPU; not part of "
          "this CPU suite\n");
   fflush(stdout);

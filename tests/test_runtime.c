@@ -413,11 +413,23 @@ START_TEST(RT_CPU_002_detection_invariants) {
                      kg_cpu_has(KG_ISA_AVX512) && !off &&
                          __builtin_cpu_supports("avx512bf16") != 0);
   }
+  /* the bf16 QK-norm line frame: on AVX-512 machines not made by Intel,
+   * unless KGEN_BF16_LINE_FRAME says 0 or 1 */
+  {
+    const char *e = getenv("KGEN_BF16_LINE_FRAME");
+    int want = kg_cpu_has(KG_ISA_AVX512) && !__builtin_cpu_is("intel");
+    if (e && strcmp(e, "0") == 0)
+      want = 0;
+    else if (e && strcmp(e, "1") == 0)
+      want = kg_cpu_has(KG_ISA_AVX512);
+    ck_assert_int_eq(kg_cpu_bf16_line_frame(), want);
+  }
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_NEON), 1);
   ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
+  ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -431,6 +443,20 @@ START_TEST(RT_CPU_003_bf16_paths_off) {
   setenv("KGEN_AVX512_BF16", "0", 1);
   ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_SCALAR), 1);
+}
+END_TEST
+
+/* KGEN_BF16_LINE_FRAME=0 keeps bf16 QK-norm heads off the line frame on
+ * any vendor; =1 sends them there wherever AVX-512 runs (forked child). */
+START_TEST(RT_CPU_004_bf16_line_frame_off) {
+  setenv("KGEN_BF16_LINE_FRAME", "0", 1);
+  ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_005_bf16_line_frame_on) {
+  setenv("KGEN_BF16_LINE_FRAME", "1", 1);
+  ck_assert_int_eq(kg_cpu_bf16_line_frame(), kg_cpu_has(KG_ISA_AVX512));
 }
 END_TEST
 
@@ -605,10 +631,12 @@ int main(void) {
   t_add(s, "RT-DISP-006", RT_DISP_006_small_error_buffer);
   t_add(s, "RT-DISP-007", RT_DISP_007_allows_matrix);
   t_add(s, "RT-DISP-008", RT_DISP_008_cap_cached);
-  if (forking)
+  if (forking) {
     t_add(s, "RT-CPU-003", RT_CPU_003_bf16_paths_off);
-  else
-    printf("RT-CPU-003: skipped: needs CK_FORK (the detection is cached per process)\n");
+    t_add(s, "RT-CPU-004", RT_CPU_004_bf16_line_frame_off);
+    t_add(s, "RT-CPU-005", RT_CPU_005_bf16_line_frame_on);
+  } else
+    printf("RT-CPU-003..005: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);
@@ -616,7 +644,7 @@ int main(void) {
   } else {
     /* exit(2) would end this very process: the property is checked by
      * running tests/cpu_report --cap with KGEN_ISA=bogus instead. */
-    printf("RT-DISP-009: skipped: needs CK_FORK (exit test)\n");
+    printf("RT-DISP-009: SKIPPED: needs CK_FORK (exit test)\n");
   }
   srunner_run_all(sr, CK_NORMAL);
   failed = srunner_ntests_failed(sr);

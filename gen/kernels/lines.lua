@@ -62,12 +62,18 @@ end
 -- Not at 32 bytes into a line: a Zen 4 core runs a 64-byte access as two
 -- 32-byte halves, neither split there, and the plain code measured as
 -- fast as aligned (decode 40 x 128 f32 324 ns) where the twin took 365
--- (bf16 382 against 408; RESULTS run 21).  Measured on no other core.
+-- (bf16 382 against 408; RESULTS run 21).  On an Intel Xeon (Emerald
+-- Rapids, run 23) the twin was faster there too for f32 (-5 %), but the
+-- rule stays the Zen 4 one.
+-- bf16 heads take it only where the runtime says so
+-- (kg_cpu_bf16_line_frame): it gained 2-7 % on Zen 4 and cost 7-12 % on
+-- that Intel core, where split bf16 loads cost little.
 function M.call(k, env, names)
   local cond = "((uintptr_t)q & 31) != 0 && ((uintptr_t)q & 3) == 0 && ((uintptr_t)k & 3) == 0"
   local strides = "((q_stride * sizeof(*q)) & 63) == 0 && ((k_stride * sizeof(*k)) & 63) == 0"
   if k.layout == "token_major" then strides = "(tokens == 1 || (" .. strides .. "))" end
   cond = cond .. "\n      && " .. strides
+  if k.dtype == "bf16" then cond = cond .. " && kg_cpu_bf16_line_frame()" end
   if env.group_tokens then cond = cond .. " && tokens <= " .. util.int(env.group_tokens) end
   return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
 end

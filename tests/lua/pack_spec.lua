@@ -466,6 +466,13 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(body(c, "lf_f128_avx512"):find("&& tokens <= ", 1, true))
     assert.is_falsy(body(c, "lf_b128_avx512"):find("&& tokens <= ", 1, true))
     assert.is_truthy(body(c, "lf_hm_avx512"):find("&& ((q_stride * sizeof(*q)) & 63) == 0", 1, true))
+    -- bf16 heads only where the runtime says the frame pays (not on Intel)
+    for _, n in ipairs({ "lf_b128_avx512", "lf_b128_avx512_bf16dot", "lf_hm_avx512" }) do
+      assert.is_truthy(body(c, n):find("&& kg_cpu_bf16_line_frame()) {", 1, true), n)
+    end
+    for _, n in ipairs({ "lf_f128_avx512", "lf_f64_avx512" }) do
+      assert.is_falsy(body(c, n):find("kg_cpu_bf16_line_frame", 1, true), n)
+    end
     -- the shared line: a masked term into each row, the scales blended
     local f = body(c, "lf_f128_avx512_lf")
     assert.is_truthy(f:find("a0_1 = _mm512_mask3_fmadd_ps(l8, l8, a0_1, kmt_s);\n"
