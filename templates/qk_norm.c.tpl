@@ -38,16 +38,15 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
 @ if lf then
   /* q's and k's offsets into their lines and each one's weights in that frame */
-@   for _, line in ipairs(V.lf.at("_q").prologue("q", { own = true })) do
+@   for _, t in ipairs({ { "qv", "q" }, { "kv", "k" } }) do
+@     for _, line in ipairs(lines.frame(V, t[1]).prologue(t[2], { own = true })) do
   $(line)
-@   end
-@   for _, line in ipairs(V.lf.at("_k").prologue("k", { own = true })) do
-  $(line)
+@     end
 @   end
 @   -- (a weight set whose token-major heads make no group has none)
-@   for _, set in ipairs({ { "qv", "q_w", k.num_heads, "_q" }, { "kv", "k_w", k.num_kv_heads, "_k" } }) do
+@   for _, set in ipairs({ { "qv", "q_w", k.num_heads }, { "kv", "k_w", k.num_kv_heads } }) do
 @     if k.layout ~= "token_major" or set[3] >= G then
-@       for _, line in ipairs(lines.weights(V, V.lf.at(set[4]), CT, p_lf, set[1], set[2], wload_lf)) do
+@       for _, line in ipairs(lines.weights(V, CT, p_lf, set[1], set[2], wload_lf)) do
   $(line)
 @       end
 @     end

@@ -74,7 +74,7 @@ $(group_sums)
 @ local names = {}
 @ for g = 0, G - 1 do names[#names + 1] = "yr" .. g end
 @ if lf then
-        $(lines.slow_head(V, T, CT, p, wv, k.rounding, V.lf.at(wv == "qv" and "_q" or "_k")))
+        $(lines.slow_head(V, T, CT, p, wv, k.rounding))
 @ end
         $(CT) *const grp[$(G)] = { $(table.concat(names, ", ")) };
         for (size_t g = 0; g < $(G); g++) {
@@ -90,7 +90,7 @@ $(rowtext)
 @   for g = 0, G - 1 do
         const $(V.lf.svt) vr$(g) = $(V.lf.get("rq", g));
 @   end
-        $(indent(lines.body(V, T, CT, p, G, wv, k.rounding, V.lf.at(wv == "qv" and "_q" or "_k")), "        "))
+        $(indent(lines.body(V, T, CT, p, G, wv, k.rounding), "        "))
 @ else
 @ for g = 0, G - 1 do
 @   if p.has_vec then

@@ -78,6 +78,13 @@ function M.call(k, env, names)
   return { cond = cond, call = env.sym .. "_lf(" .. names .. ");" }
 end
 
+-- Why: one place maps a weight set to the frame of its rows: q's heads
+-- (weights qv) run in q's frame, k's (kv) in k's (the prologues of
+-- qk_norm.c.tpl define both).
+function M.frame(V, wv)
+  return V.lf.at(wv == "qv" and "_q" or "_k")
+end
+
 -- Why: the weights of one set in the frame of the rows, for a row's
 -- whole lines 1 .. nv - 1 and for the line it shares with its neighbours
 -- (its last elements before kd, its first ones from kd on): in registers
@@ -85,10 +92,10 @@ end
 -- else staged once per call in the aligned stack array <wv>l (the shared
 -- line first), as the aligned code stages what it does not hold (bf16
 -- head_dim 128).  load_w(c, ptr): pack.lua's weight
--- load (offset included); c.m is a run-time mask.  F: the rows' frame
--- (that of q or of k, V.lf.at).
-function M.weights(V, F, CT, p, wv, wptr, load_w)
-  local L, nv = V.lf, #p.chunks
+-- load (offset included); c.m is a run-time mask.  In the frame of the
+-- set's rows (M.frame).
+function M.weights(V, CT, p, wv, wptr, load_w)
+  local L, nv, F = V.lf, #p.chunks, M.frame(V, wv)
   local sp = wv .. "p"
   local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * %s);", CT, sp, CT, wptr, F.kd) }
   local first = load_w({ I = V, off = "0", n = V.W, m = F.head }, sp)
@@ -199,10 +206,10 @@ end
 -- weights of set wv (M.weights).  The loop's first group masks
 -- its first line (carry 0); a group after a fast one writes the line it
 -- shares with it, with the earlier row's scale (sprev) on its low lanes;
--- the loop's last group masks its last line (lastg).  F: the frame of
--- the loop's rows (q's or k's, as the weights of wv).
-function M.body(V, T, CT, p, G, wv, rounding, F)
-  local L, nv = V.lf, #p.chunks
+-- the loop's last group masks its last line (lastg).  In the frame of
+-- the loop's rows (M.frame of wv).
+function M.body(V, T, CT, p, G, wv, rounding)
+  local L, nv, F = V.lf, #p.chunks, M.frame(V, wv)
   local out = { string.format("%s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63);", CT, CT) }
   local function emit(s) out[#out + 1] = s end
   local function line(off, s, w, m)
@@ -228,8 +235,8 @@ end
 -- Why: a slow group in the line frame (its rows written by the row code)
 -- first writes what the group before it left (the low lanes of its first
 -- line, when carry), and leaves nothing to the next group.
-function M.slow_head(V, T, CT, p, wv, rounding, F)
-  local L = V.lf
+function M.slow_head(V, T, CT, p, wv, rounding)
+  local L, F = V.lf, M.frame(V, wv)
   local h = V.mul(V.load(T, "ya", "0", V.W, F.tail), L.wrap("sprev"))
   if rounding == "hf" then h = V.round(T, h) end
   return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
