@@ -9,11 +9,19 @@ $(slow_fn)
 @   -- (row.PREFETCH_HINT), as a token ahead is 10-40 KiB of q|k lines.  On
 @   -- the last token (all of decode) pf is 0: the row's own lines, which are
 @   -- wanted now, instead of lines past the data (skipping them measured
-@   -- f32 decode 21 % slower on a Zen 4 core, run 13).  Read intent even though
+@   -- AVX-512 f32 decode 21 % slower on a Zen 4 core, run 13).  Read intent even though
 @   -- the rows are written: a build with prfchw (-march=native) would emit
-@   -- prefetchw, measured 10 % slower on prefill
+@   -- prefetchw, measured 10 % slower on prefill.  Tables marked
+@   -- own_line_prefetch = false (AVX2) skip the last token's.
+@   local own = V.own_line_prefetch ~= false
+@   if not own then
+$(ind)if ($(pf)) {
+@   end
 @   for off = 0, row_bytes - 1, 64 do
-$(ind)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(row.PREFETCH_HINT));
+$(ind)$(own and "" or "  ")__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(row.PREFETCH_HINT));
+@   end
+@   if not own then
+$(ind)}
 @   end
 @ end
 /* $(sym): QK-norm, per-head RMSNorm of Q ($(k.num_heads) heads) and K

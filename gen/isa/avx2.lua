@@ -11,6 +11,12 @@ local M = {
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
   group_unrolled = true,
+  -- QK-norm heads of the last token (all of decode) do not prefetch their
+  -- own lines (qk_norm.c.tpl): with 256-bit loads the 8 prefetches of a
+  -- 128-float head are a sixth of its load-port work, and on a Zen 3 core
+  -- decode 40 x 128 measured 18-20 % faster (f32) and 9 % (bf16) without
+  -- them (bench/RESULTS.md run 24); AVX-512 keeps them (run 13)
+  own_line_prefetch = false,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
@@ -103,7 +109,7 @@ M.g4 = {
 -- masks: row tails are scalar, as for the other AVX2 tables.
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
-  guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled,
+  guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   nt_row = M.nt_row,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
