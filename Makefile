@@ -132,8 +132,13 @@ TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kerne
 
 -include $(sort $(wildcard mk/*.mk))
 
+# Why: the suite's targets are independent (each writes its own files in
+# build/ and its own packs in out/), so they run as many at once as the
+# machine has cores; -O keeps each target's output together.  KG_JOBS=1
+# runs them one after another.
+KG_JOBS ?= $(shell nproc 2>/dev/null || echo 1)
 test: deps
-	@$(MAKE) --no-print-directory $(TEST_TARGETS)
+	@$(MAKE) --no-print-directory -j$(KG_JOBS) -O $(TEST_TARGETS)
 
 clean:
 	rm -rf $(OUT) $(BUILD) $(CLEAN_FILES)
