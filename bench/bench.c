@@ -40,59 +40,10 @@
 #include "kb_ceil.h"
 #include "kb_pool.h"
 #include "kb_report.h"
+#include "kb_shape.h"
 #include "kb_sys.h"
 
-enum { KB_L2 = 0, KB_LLC = 1, KB_DRAM = 2 };
 static const char *const kb_resid_name[] = { "L2", "LLC", "DRAM" };
-
-/* A benchmarked shape: rows (tokens for qk_norm) x dim (head_dim). */
-typedef struct kb_shape {
-  const char *name;
-  const char *label;
-  int op;
-  size_t dim;
-  size_t rows;
-  int resid;   /* where the rotated data lives */
-  int two_t;   /* also timed split over 2 threads */
-} kb_shape;
-
-/* QK-norm heads (Qwen3-8B): 32 query + 8 KV heads; the fused buffer holds
- * [t][32 q | 8 k | 8 v] heads of head_dim. */
-#define KB_QH 32
-#define KB_KH 8
-#define KB_QKV_HEADS (KB_QH + 2 * KB_KH)
-
-static const kb_shape kb_shapes[] = {
-  { "rmsnorm_4096x1", "RMSNorm 4096 x 1", KG_OP_RMSNORM, 4096, 1, KB_L2, 0 },
-  { "rmsnorm_1024x64", "RMSNorm 1024 x 64", KG_OP_RMSNORM, 1024, 64, KB_L2, 0 },
-  { "rmsnorm_4096x8192", "RMSNorm 4096 x 8192", KG_OP_RMSNORM, 4096, 8192, KB_DRAM, 1 },
-  { "layernorm_768x512", "LayerNorm 768 x 512", KG_OP_LAYERNORM, 768, 512, KB_LLC, 0 },
-  { "layernorm_4096x8192", "LayerNorm 4096 x 8192", KG_OP_LAYERNORM, 4096, 8192, KB_DRAM, 1 },
-  { "qk_decode_h64", "QK-norm decode 1 x 40 x 64", KG_OP_QK_NORM, 64, 1, KB_L2, 0 },
-  { "qk_decode_h128", "QK-norm decode 1 x 40 x 128", KG_OP_QK_NORM, 128, 1, KB_L2, 0 },
-  { "qk_decode_h256", "QK-norm decode 1 x 40 x 256", KG_OP_QK_NORM, 256, 1, KB_L2, 0 },
-  { "qk_prefill_h64", "QK-norm prefill 2048 x 40 x 64", KG_OP_QK_NORM, 64, 2048, KB_DRAM, 1 },
-  { "qk_prefill_h128", "QK-norm prefill 2048 x 40 x 128", KG_OP_QK_NORM, 128, 2048, KB_DRAM, 1 },
-  { "qk_prefill_h256", "QK-norm prefill 2048 x 40 x 256", KG_OP_QK_NORM, 256, 2048, KB_DRAM, 1 },
-};
-#define KB_NSHAPES (sizeof kb_shapes / sizeof kb_shapes[0])
-
-/* Targets for the AVX-512 kernels, ratio to the shape's ceiling. */
-typedef struct kb_target {
-  const char *shape;
-  int dtype;
-  double ratio;
-} kb_target;
-
-static const kb_target kb_targets[] = {
-  { "rmsnorm_4096x8192", KG_F32, 1.00 },   { "rmsnorm_4096x8192", KG_BF16, 1.10 },
-  { "rmsnorm_1024x64", KG_F32, 1.5 },      { "rmsnorm_1024x64", KG_BF16, 2.0 },
-  { "qk_decode_h128", KG_F32, 1.2 },       { "qk_decode_h128", KG_BF16, 2.0 },
-  { "qk_prefill_h64", KG_F32, 1.10 },      { "qk_prefill_h64", KG_BF16, 1.20 },
-  { "qk_prefill_h128", KG_F32, 1.10 },     { "qk_prefill_h128", KG_BF16, 1.20 },
-  { "qk_prefill_h256", KG_F32, 1.10 },     { "qk_prefill_h256", KG_BF16, 1.20 },
-  { "layernorm_4096x8192", KG_F32, 1.10 }, { "layernorm_4096x8192", KG_BF16, 1.20 },
-};
 
 static const char *const kb_dtype_name[] = { "f32", "bf16", "f16" };
 
@@ -118,7 +69,9 @@ typedef struct kb_case {
   size_t a_len, b_len;      /* mapped bytes */
   unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w */
   size_t stride;            /* elements between rows (tokens) */
-  size_t ko;                /* QK-norm: bytes from a token's Q heads to its K heads */
+  size_t tstep;             /* elements from a row (token) to the next: stride, or head_dim head-major */
+  size_t ko;                /* QK-norm: bytes from the Q heads to the K heads */
+  size_t a_bytes;           /* bytes of one set of a that kernels touch or read */
   size_t rg_bytes, rg_stride; /* ceiling region: row bytes, stride bytes */
   uint64_t mask;            /* sign bits of the dtype, for the RMW pass */
   double kbytes, cbytes;    /* bytes per call: kernel, ceiling */
@@ -161,7 +114,7 @@ static void kb_job_run(void *arg)
   switch (j->it->kind) {
   case KB_KERNEL: {
     const kg_variant *v = j->it->v;
-    const size_t off = j->r0 * c->stride * c->es;
+    const size_t off = j->r0 * c->tstep * c->es;
     if (v->op == KG_OP_RMSNORM) {
       v->fn.rmsnorm(n, a + off, c->stride, c->w1, c->b + j->set * c->b_set + off, c->stride, NULL);
     } else if (v->op == KG_OP_LAYERNORM) {
@@ -264,15 +217,16 @@ static void kb_put(unsigned char *p, size_t i, int dtype, float v)
   }
 }
 
-/* Why: weights of magnitude exactly 1 (random signs) keep in-place
- * qk_norm stable over thousands of repeated calls: the rows keep RMS 1 and
- * never drift into subnormals (which would time microcode assists). */
-static unsigned char *kb_weights(size_t n, int dtype, int is_beta)
+/* Why: weights of magnitude exactly 1 (random signs; w + offset is, for a
+ * kernel that adds an offset) keep in-place qk_norm stable over thousands
+ * of repeated calls: the rows keep RMS 1 and never drift into subnormals
+ * (which would time microcode assists). */
+static unsigned char *kb_weights(size_t n, int dtype, int is_beta, float offset)
 {
   unsigned char *w = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
   if (!w) return NULL;
   for (size_t i = 0; i < n; i++)
-    kb_put(w, i, dtype, is_beta ? kb_uniform(-0.1f, 0.1f) : (kb_uniform(0.0f, 1.0f) < 0.5f ? -1.0f : 1.0f));
+    kb_put(w, i, dtype, is_beta ? kb_uniform(-0.1f, 0.1f) : (kb_uniform(0.0f, 1.0f) < 0.5f ? -1.0f : 1.0f) - offset);
   return w;
 }
 
@@ -321,23 +275,37 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   const size_t d = sh->dim, es = c->es;
   size_t a_bytes, b_bytes = 0, wn = d;
   if (sh->op == KG_OP_QK_NORM) {
-    c->stride = KB_QKV_HEADS * d;
-    /* --k-shift: K heads start that much later, into the V heads' room
-     * (separately allocated q and k sit at different offsets) */
-    c->ko = KB_QH * d * es + o->kshift / es * es;
-    a_bytes = sh->rows * c->stride * es;
-    c->rg_bytes = (KB_QH + KB_KH) * d * es;
-    c->rg_stride = c->stride * es;
+    /* --k-shift: K heads start that much later (separately allocated q
+     * and k sit at different offsets); the room is the V heads' in a
+     * fused token-major buffer, 64 bytes after the K heads otherwise */
+    const size_t kroom = sh->kh * d * es >= 64 ? 0 : 64 / es;
+    if (sh->layout == KG_TOKEN_MAJOR) {
+      /* [t][qh q | kh k | kh v] heads of d */
+      c->stride = c->tstep = (sh->qh + 2 * sh->kh) * d + kroom;
+      c->ko = sh->qh * d * es + o->kshift / es * es;
+      a_bytes = sh->rows * c->stride * es;
+      c->rg_bytes = (sh->qh + sh->kh) * d * es;
+      c->rg_stride = c->stride * es;
+    } else {
+      /* [h][t] heads of d: qh q heads, then kh k heads (no V) */
+      c->stride = sh->rows * d;
+      c->tstep = d;
+      c->ko = sh->qh * c->stride * es + o->kshift / es * es;
+      a_bytes = (sh->qh + sh->kh) * c->stride * es + 64;
+      /* the ceilings see the q|k block as rows of (qh + kh) heads of d */
+      c->rg_bytes = c->rg_stride = (sh->qh + sh->kh) * d * es;
+    }
     c->cbytes = 2.0 * (double)(sh->rows * c->rg_bytes);
     c->kbytes = c->cbytes + 2.0 * (double)(d * es);
   } else {
-    c->stride = d;
+    c->stride = c->tstep = d;
     a_bytes = b_bytes = sh->rows * d * es;
     /* the ceilings' region: rows of the tensor, contiguous (one memcpy) */
     c->rg_bytes = c->rg_stride = d * es;
     c->cbytes = 2.0 * (double)a_bytes;
     c->kbytes = c->cbytes + (double)((sh->op == KG_OP_LAYERNORM ? 2 : 1) * d * es);
   }
+  c->a_bytes = a_bytes;
   c->a_set = kb_round_set(a_bytes);
   c->b_set = b_bytes ? kb_round_set(b_bytes) : 0;
   c->nsets = kb_nsets(o, sh->resid, (double)(a_bytes + b_bytes), sh->op == KG_OP_QK_NORM);
@@ -351,8 +319,8 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   c->b_map = c->b_len ? kb_sys_alloc(c->b_len) : NULL;
   c->a = c->a_map ? c->a_map + off : NULL;
   c->b = c->b_map ? c->b_map + off : NULL;
-  c->w1 = kb_weights(wn, dtype, 0);
-  c->w2 = sh->op == KG_OP_RMSNORM ? NULL : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM);
+  c->w1 = kb_weights(wn, dtype, 0, sh->weight_offset);
+  c->w2 = sh->op == KG_OP_RMSNORM ? NULL : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM, sh->weight_offset);
   if (!c->a || (c->b_len && !c->b) || !c->w1 || (sh->op != KG_OP_RMSNORM && !c->w2)) {
     kb_case_free(c);
     return -1;
@@ -391,7 +359,9 @@ static int kb_check(const kb_case *c, const kg_variant *v, const kg_variant *ref
 {
   const kb_shape *sh = c->sh;
   const size_t rows = sh->rows < 16 ? sh->rows : 16;
-  const size_t n = rows * c->stride, bytes = n * c->es;
+  /* head-major QK-norm: the first rows of every head, all over the set */
+  const size_t bytes = sh->op == KG_OP_QK_NORM && sh->layout == KG_HEAD_MAJOR ? c->a_bytes : rows * c->stride * c->es;
+  const size_t n = bytes / c->es;
   *err = NAN;
   if (!ref) return -1;
   unsigned char *y0 = malloc(bytes), *y1 = malloc(bytes);
@@ -468,26 +438,6 @@ static int kb_match(const char *filter, const char *id)
     p = e + 1;
   }
   return 0;
-}
-
-/* Why: the pack's variant table is the list of what exists; a variant
- * belongs to a shape when op, dim, heads, layout and dtype agree. */
-static int kb_variant_fits(const kg_variant *v, const kb_shape *sh, int dtype)
-{
-  if (v->op != sh->op || v->dim != sh->dim || v->dtype != dtype) return 0;
-  if (v->isa == KG_ISA_AUTO || v->isa == KG_ISA_CUDA) return 0;
-  if (v->rounding != KG_ROUND_SINGLE || v->weight_offset != 0.0f) return 0;
-  if (sh->op == KG_OP_QK_NORM)
-    return v->num_heads == KB_QH && v->num_kv_heads == KB_KH && v->layout == KG_TOKEN_MAJOR;
-  return 1;
-}
-
-/* Why: the target ratio of a shape and dtype, 0 when it has none. */
-static double kb_target_for(const kb_shape *sh, int dtype)
-{
-  for (size_t i = 0; i < sizeof kb_targets / sizeof kb_targets[0]; i++)
-    if (kb_targets[i].dtype == dtype && strcmp(kb_targets[i].shape, sh->name) == 0) return kb_targets[i].ratio;
-  return 0.0;
 }
 
 /* Why: the ceiling a kernel's ratio is taken against: the in-place pass
@@ -584,7 +534,7 @@ static size_t kb_run_case(kb_case *c, const kb_opts *o, kb_item *items, int nite
       row->ratio_nt = kb_paired(c, items, nitems, it, KB_NT, rounds, NULL, NULL);
       row->ratio = kb_paired(c, items, nitems, it, ref, rounds, &row->ratio_p25, &row->ratio_p75);
       if (!isnan(row->ratio)) row->ceil_ref = kb_kind_name[ref];
-      const double tgt = kb_target_for(sh, c->dtype);
+      const double tgt = sh->target[c->dtype];
       if (tgt > 0 && (it->v->isa == KG_ISA_AVX512 || it->v->isa == KG_ISA_AVX2) && it->threads == 1) {
         row->target = tgt;
         row->met = row->ratio <= tgt;
@@ -724,12 +674,18 @@ int main(int argc, char **argv)
 
   const kg_variant *vt = KB_PACK_VARIANTS;
   const size_t nv = KB_PACK_NUM;
+  size_t nshapes = 0;
+  kb_shape *shapes = kb_shapes_build(vt, nv, &nshapes);
+  if (!shapes) {
+    fprintf(stderr, "bench: out of memory\n");
+    return 1;
+  }
   if (list) {
-    for (size_t s = 0; s < KB_NSHAPES; s++)
+    for (size_t s = 0; s < nshapes; s++)
       for (int d = 0; d < 3; d++)
         for (size_t i = 0; i < nv; i++)
-          if (kb_variant_fits(&vt[i], &kb_shapes[s], d))
-            printf("%s/%s/%s %s%s\n", kb_shapes[s].name, kb_dtype_name[d], kg_cpu_isa_name(vt[i].isa),
+          if (kb_shape_fits(&shapes[s], &vt[i], d))
+            printf("%s/%s/%s %s%s\n", shapes[s].name, kb_dtype_name[d], kg_cpu_isa_name(vt[i].isa),
                    vt[i].symbol, kg_cpu_has(vt[i].isa) ? "" : " (not on this CPU)");
     return 0;
   }
@@ -787,7 +743,7 @@ int main(int argc, char **argv)
   meta.quick = o.quick;
 
   /* rows: at most (variants + 3 ceilings) x 2 thread counts per case */
-  const size_t max_rows = KB_NSHAPES * 3 * (nv + 3) * 2 + 16;
+  const size_t max_rows = nshapes * 3 * (nv + 3) * 2 + 16;
   kb_row *rows = calloc(max_rows, sizeof *rows);
   kb_item *items = calloc(2 * (nv + 3), sizeof *items);
   if (!rows || !items) {
@@ -797,12 +753,12 @@ int main(int argc, char **argv)
   size_t nrows = 0;
   const double t_start = kb_sys_now_ns();
   int ncases = 0, done = 0;
-  for (size_t s = 0; s < KB_NSHAPES; s++)
+  for (size_t s = 0; s < nshapes; s++)
     for (int d = 0; d < 3; d++)
       for (size_t i = 0; i < nv; i++) {
-        char id[96];
-        snprintf(id, sizeof id, "%s/%s/%s", kb_shapes[s].name, kb_dtype_name[d], kg_cpu_isa_name(vt[i].isa));
-        if (kb_variant_fits(&vt[i], &kb_shapes[s], d) && kg_cpu_has(vt[i].isa) && kb_match(o.filter, id)) {
+        char id[128];
+        snprintf(id, sizeof id, "%s/%s/%s", shapes[s].name, kb_dtype_name[d], kg_cpu_isa_name(vt[i].isa));
+        if (kb_shape_fits(&shapes[s], &vt[i], d) && kg_cpu_has(vt[i].isa) && kb_match(o.filter, id)) {
           ncases++;
           break;
         }
@@ -813,16 +769,19 @@ int main(int argc, char **argv)
     return 2;
   }
 
-  for (size_t s = 0; s < KB_NSHAPES; s++) {
-    const kb_shape *sh = &kb_shapes[s];
+  for (size_t s = 0; s < nshapes; s++) {
+    const kb_shape *sh = &shapes[s];
     for (int d = 0; d < 3; d++) {
       int nitems = 0, nk = 0;
       const int t2 = two_t && sh->two_t;
       for (int th = 1; th <= (t2 ? 2 : 1); th++)
         for (size_t i = 0; i < nv; i++) {
-          char id[96];
+          char id[128];
           snprintf(id, sizeof id, "%s/%s/%s", sh->name, kb_dtype_name[d], kg_cpu_isa_name(vt[i].isa));
-          if (!kb_variant_fits(&vt[i], sh, d) || !kb_match(o.filter, id)) continue;
+          if (!kb_shape_fits(sh, &vt[i], d) || !kb_match(o.filter, id)) continue;
+          int dup = 0; /* two kernels of the pack with the same numbers: time the first */
+          for (int k = 0; k < nitems && !dup; k++) dup = items[k].threads == th && items[k].v->isa == vt[i].isa;
+          if (dup) continue;
           if (th == 2 && vt[i].isa != kg_cpu_best()) continue; /* 2T: the best ISA only */
           if (!kg_cpu_has(vt[i].isa)) {
             if (th == 1) fprintf(stderr, "bench: %s: skipped, this CPU lacks %s\n", id, kg_cpu_isa_name(vt[i].isa));
@@ -846,7 +805,7 @@ int main(int argc, char **argv)
       }
       const kg_variant *scalar = NULL;
       for (size_t i = 0; i < nv; i++)
-        if (kb_variant_fits(&vt[i], sh, d) && vt[i].isa == KG_ISA_SCALAR) scalar = &vt[i];
+        if (kb_shape_fits(sh, &vt[i], d) && vt[i].isa == KG_ISA_SCALAR && !scalar) scalar = &vt[i];
       for (int k = 0; k < nitems; k++)
         if (items[k].kind == KB_KERNEL) {
           items[k].check = kb_check(&c, items[k].v, scalar, &items[k].check_err);
@@ -873,5 +832,6 @@ int main(int argc, char **argv)
   if (o.dat && kb_write(o.dat, kb_dat_adapter, &meta, rows, nrows) != 0) rc = 1;
   free(rows);
   free(items);
+  free(shapes);
   return rc;
 }

@@ -8,8 +8,8 @@
 
 /* One measured thing: a kernel variant or a ceiling, 1 or 2 threads. */
 typedef struct kb_row {
-  char shape[40];       /* "rmsnorm_4096x8192" */
-  char label[48];       /* "RMSNorm 4096 x 8192" */
+  char shape[64];       /* "rmsnorm_4096x8192" */
+  char label[80];       /* "RMSNorm 4096 x 8192" */
   const char *resid;    /* "L2", "LLC", "DRAM": where the rotated data lives */
   const char *dtype;    /* "f32", "bf16", "f16" */
   char what[16];        /* ISA name, or "memcpy", "nt-copy", "rmw" */

@@ -10,7 +10,7 @@
 # Copy figures worth keeping into bench/RESULTS.md by hand (machine, date,
 # commit come with the report).
 
-.PHONY: bench bench-smoke
+.PHONY: bench bench-smoke bench-spec
 
 BENCH_SPEC := bench/specs/bench.lua
 BENCH_PACK := kgb
@@ -35,6 +35,31 @@ bench: deps $(BUILD)/bench
 	gnuplot -e "datafile='$(OUT)/bench.dat'; outfile='$(OUT)/bench.png'" bench/plot.gp
 	@echo "bench: wrote $(OUT)/bench.md $(OUT)/bench.json $(OUT)/bench.png"
 
+# Why: the same harness for any pack (another model's spec): the pack's
+# own header and variant table.  $(call kb_bench_build,GENDIR,BINARY), where
+# GENDIR holds one generated pack (its folder's name is the pack's name).
+define kb_bench_build
+p=$$(ls $(1)) && $(CC) $(CSTD) $(BENCH_CFLAGS) $(WARN) -pthread -I$(1)/$$p -Ibench \
+  -DKB_PACK_HEADER="\"$$p.h\"" -DKB_PACK_VARIANTS=$${p}_variants -DKB_PACK_NUM=$${p}_num_variants \
+  $(BENCH_SRC) $(1)/$$p/*.c -lm -o $(2)
+endef
+
+# Why: a user's question is how fast the kernels of *their* model run.
+# SPEC is anything gen/kgen takes (a spec file, --hf config.json, a
+# command-line kernel); the pack is generated under build/ (out/ is left
+# alone), and its kernels are timed on the standard shapes they fit and on
+# shapes made from their own numbers (bench/README.md).
+bench-spec: deps | $(BUILD)
+	@if [ -z "$(SPEC)" ]; then echo 'bench-spec: say which pack: make bench-spec SPEC=specs/qwen3-0.6b.lua (or SPEC="--hf config.json": any gen/kgen arguments)' >&2; exit 2; fi
+	rm -rf $(BUILD)/bench-spec && mkdir -p $(BUILD)/bench-spec
+	$(KGEN) $(SPEC) -o $(BUILD)/bench-spec/gen
+	$(call kb_bench_build,$(BUILD)/bench-spec/gen,$(BUILD)/bench-spec/bench)
+	p=$$(ls $(BUILD)/bench-spec/gen) && mkdir -p $(OUT) && \
+	$(BUILD)/bench-spec/bench --md $(OUT)/bench-$$p.md --json $(OUT)/bench-$$p.json --dat $(OUT)/bench-$$p.dat \
+	  --commit "$(BENCH_COMMIT)" $(BENCH_ARGS) && \
+	gnuplot -e "datafile='$(OUT)/bench-$$p.dat'; outfile='$(OUT)/bench-$$p.png'" bench/plot.gp && \
+	echo "bench-spec: wrote $(OUT)/bench-$$p.md $(OUT)/bench-$$p.json $(OUT)/bench-$$p.png"
+
 # Why: proves the harness (variant lookup, argument wiring, ceilings, timing
 # loop, all three writers) works on every `make test`, in well under a
 # second of running; the JSON is parsed, every variant must agree with the
@@ -57,5 +82,17 @@ bench-smoke: $(BUILD)/bench
 	  assert k and all(x["check_vs_scalar"] == "agrees" for x in k), "q/k at different offsets: a variant differs"; \
 	  print("bench-smoke: q and k at different offsets (--k-shift): %d variants agree" % len(k))' \
 	  $(BUILD)/bench-smoke-k.json
+	rm -rf $(BUILD)/bench-odd && $(KGEN) bench/specs/odd.lua -o $(BUILD)/bench-odd/gen >/dev/null
+	$(call kb_bench_build,$(BUILD)/bench-odd/gen,$(BUILD)/bench-odd/bench)
+	$(BUILD)/bench-odd/bench --quick --no-2t --offset 16 --k-shift 16 \
+	  --filter decode,rmsnorm_100x1_,rmsnorm_100x64_,layernorm_200x512/ --json $(BUILD)/bench-odd.json >/dev/null
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"]; \
+	  k = [x for x in r if x["kind"] == "kernel"]; s = {x["shape"] for x in k}; \
+	  want = {"qk_decode_12x2x96_hm", "qk_decode_2x1x16", "qk_decode_4x1x64_hf", "rmsnorm_100x1_off1", \
+	          "rmsnorm_100x64_off1", "layernorm_200x512"}; \
+	  assert s == want, s ^ want; \
+	  assert all(x["check_vs_scalar"] == "agrees" and x["ns_median"] > 0 for x in k), "a variant differs"; \
+	  print("bench-smoke: another pack (bench/specs/odd.lua): %d variants on %d shapes of its own agree" % (len(k), len(s)))' \
+	  $(BUILD)/bench-odd.json
 
 TEST_TARGETS += bench-smoke
