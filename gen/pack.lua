@@ -211,6 +211,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local pg = p
   if op.group and V.group_unrolled and env.row_bytes <= 512 then pg = row.plan_unrolled(p) or p end
   env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
+  -- tables marked pair_groups (AVX2): token-major heads whose counts are
+  -- even but not both multiples of G go in chained pairs (`chained`
+  -- below) rather than groups of G, the rest head by head, unchained
+  if env.G > 2 and V.pair_groups and k.layout == "token_major" and k.num_heads % 2 == 0
+    and k.num_kv_heads % 2 == 0 and (k.num_heads % env.G ~= 0 or k.num_kv_heads % env.G ~= 0) then
+    env.G = 2
+  end
   -- token-major heads whose counts are multiples of G: one pipeline of
   -- groups per call (qk_norm.c.tpl, `chained`).  The second pass loads
   -- and splits its rows again: keeping the split f32 rows of the next

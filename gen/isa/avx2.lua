@@ -17,6 +17,12 @@ local M = {
   -- decode 40 x 128 measured 18-20 % faster (f32) and 9 % (bf16) without
   -- them (bench/RESULTS.md run 24); AVX-512 keeps them (run 13)
   own_line_prefetch = false,
+  -- token-major QK-norm whose head counts are even but not both multiples
+  -- of 4 (8 + 2, 6 + 2) goes in chained pairs instead of groups of 4 and
+  -- one head at a time for the rest (gen/pack.lua): on a Zen 3 core
+  -- 6 + 2 heads of bf16 head_dim 64 measured decode 3.3-4.0 -> 2.7 and
+  -- 2048-token prefill 1.47-1.54 -> 1.33-1.38 x the ceiling (RESULTS run 25)
+  pair_groups = true,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
@@ -110,7 +116,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  nt_row = M.nt_row,
+  pair_groups = M.pair_groups, nt_row = M.nt_row,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 

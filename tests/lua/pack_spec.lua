@@ -631,5 +631,16 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_truthy(g:find("const int more = ", 1, true), name)
     end
     assert.is_truthy(grouped("ch_odd_avx512"):find("const int more = h + 4 < 8;", 1, true))
+    -- AVX2 (pair_groups): 8 + 2 heads go in chained pairs, one prologue
+    -- per call, no head left to go alone; AVX-512 keeps groups of 4 there
+    local odd2 = body(S.read(dir .. "/ch/ch_avx2.c"), "ch_odd_avx2")
+    _, prologues = odd2:gsub("double sn0, sn1;", "")
+    assert.equals(1, prologues)
+    assert.is_truthy(odd2:find("for (size_t h = 0; h < 8; h += 2) {", 1, true))
+    assert.is_truthy(odd2:find("const kg_bf16 *nx = h + 2 < 8 ? q + t * q_stride + (h + 2) * 128 : k + t * k_stride;",
+      1, true))
+    assert.is_truthy(odd2:find("const int more = h + 2 < 2 || t + 1 < tokens;", 1, true))
+    assert.is_falsy(odd2:find("h++", 1, true))
+    assert.is_falsy(grouped("ch_odd_avx512"):find("double sn0, sn1;", 1, true))
   end)
 end)
