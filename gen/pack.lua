@@ -268,6 +268,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
       env[rv.key .. "_group" .. g] = render(dirs, op.group, env)
+      if V.head_major_groups and k.layout == "head_major" then
+        -- head-major heads grouped across heads (qk_norm.c.tpl): the next
+        -- group's rows are a head stride apart, not head_dim
+        env.nx_stride = rv.key == "row_q" and "q_stride" or "k_stride"
+        env[rv.key .. "_across_group" .. g] = render(dirs, op.group, env)
+        env.nx_stride = nil
+      end
     end
     env.G, env.V4, env.p, env.part, env.group_sums = G, V4, p, nil, nil
   end

@@ -92,7 +92,9 @@ $(ind)}
 @ -- next loop (at chain.nxt, when chain.has_next) into the sums the frame
 @ -- declared once (all_rows), so K's and the next token's first groups do
 @ -- not wait; without it each loop sums its own first group.
-@ local function rows(ind, idx, n, ptr, key, pf, G, chain)
+@ -- gkey: the key of the group code, when not key's (head-major heads
+@ -- grouped across heads: key .. "_across").
+@ local function rows(ind, idx, n, ptr, key, pf, G, chain, gkey)
 @   local from = "0"
 @   if G > 1 and (type(n) ~= "number" or n >= G) then
 @     -- groups of G, one group ahead (rms_group.c.tpl): each step sums the
@@ -131,7 +133,7 @@ $(ind)    const $(CT) *xr$(g) = yr$(g);
 @       end
 @       if pf then prefetch(ind .. "    ", "yr" .. g, pf) end
 @     end
-$(group_of(key, G))
+$(group_of(gkey or key, G))
 $(ind)  }
 $(ind)}
 @   end
@@ -210,6 +212,23 @@ $(ind)}
 @     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)
   }
 @   else
+@     -- tables marked head_major_groups (AVX2): calls of fewer tokens than
+@     -- a group (decode) take each token's heads g at a time across heads,
+@     -- one group ahead, as token-major calls do, instead of a loop of at
+@     -- most g - 1 rows per head whose reduce -> sqrt chains run one by one
+@     local across = g > 1 and V.head_major_groups
+@     if across then
+  if (tokens < $(util.int(g))) {
+    /* few tokens: each token's heads in groups across heads */
+    for (size_t t = 0; t < tokens; t++) {
+@       rows("      ", "h", k.num_heads, function(i) return "q + t * " .. D .. " + " .. i .. " * q_stride" end, "row_q", false, g,
+@         nil, "row_q_across")
+@       rows("      ", "h", k.num_kv_heads, function(i) return "k + t * " .. D .. " + " .. i .. " * k_stride" end, "row_k", false,
+@         g, nil, "row_k_across")
+    }
+    return;
+  }
+@     end
   /* head by head: each head's rows are contiguous */
   for (size_t h = 0; h < $(util.int(k.num_heads)); h++) {
 @     rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", false, g)

@@ -11,7 +11,8 @@
 @ -- the one started a step before, so a chain has two groups to finish in.
 @ -- part "sums": the next group's sums into sn<g> (declared by the frame);
 @ -- the frame also defines `more` and `nx`, the next group's first row (its
-@ -- rows follow at head_dim apart: the next heads, or the next loop's).
+@ -- rows follow at head_dim apart: the next heads, or the next loop's;
+@ -- nx_stride apart where that is set: head-major heads across heads).
 @ -- part "body": the step.  Same arithmetic per row as rms_row.c.tpl
 @ -- (bit-identical results); a group with a row for the slow path runs
 @ -- the row code on each of its rows.  `lf` (the line-frame twin,
@@ -66,7 +67,9 @@
 @ end
       if (more) {
 @ for g = 0, lf and 0 or G - 1 do
-        const $(CT) *xn$(g) = nx + $(util.int(g * k.dim));
+@   -- (nx_stride: rows a head stride apart, head-major heads across heads)
+@   local at = nx_stride and (g == 0 and "0" or util.int(g) .. " * " .. nx_stride) or util.int(g * k.dim)
+        const $(CT) *xn$(g) = nx + $(at);
 @ end
 $(group_sums)
       }

@@ -23,6 +23,11 @@ local M = {
   -- 6 + 2 heads of bf16 head_dim 64 measured decode 3.3-4.0 -> 2.7 and
   -- 2048-token prefill 1.47-1.54 -> 1.33-1.38 x the ceiling (RESULTS run 25)
   pair_groups = true,
+  -- head-major QK-norm calls of fewer tokens than a group (decode) group
+  -- each token's heads across heads (qk_norm.c.tpl): decode 32 + 8 heads
+  -- of head_dim 128 on a Zen 3 core, paired, bf16 1.47 -> 0.80 us and f32
+  -- 0.78 -> 0.53-0.59 us (bench/RESULTS.md run 25)
+  head_major_groups = true,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
@@ -116,7 +121,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  pair_groups = M.pair_groups, nt_row = M.nt_row,
+  pair_groups = M.pair_groups, head_major_groups = M.head_major_groups, nt_row = M.nt_row,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 
