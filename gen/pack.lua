@@ -84,6 +84,8 @@ local GROUP = 4
 local STREAM_F32_BYTES = 256 * 1024
 -- Largest group of heads (bytes) in such long calls (env.G_long).
 local LONG_GROUP_BYTES = 1024
+-- Head-major QK-norm rows prefetch this far ahead in their head (env.hm_pf_bytes).
+local HM_PF_BYTES = 4096
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 -- Longest output row (bytes) that large out-of-place calls with y off
@@ -218,6 +220,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     and k.num_kv_heads % 2 == 0 and (k.num_heads % env.G ~= 0 or k.num_kv_heads % env.G ~= 0) then
     env.G = 2
   end
+  -- head-major QK-norm heads stream their rows with a prefetch this many
+  -- bytes ahead (qk_norm.c.tpl; not on the scalar table): 2048-token
+  -- prefill of 32 + 8 heads on a Zen 3 core (AVX2), ratio to the in-place
+  -- pass, bf16 head_dim 64 1.69-1.79 -> 1.19-1.34, 128 1.60-1.66 ->
+  -- 1.25-1.46, 256 1.55-1.59 -> 1.43, f32 128 1.34-1.41 -> 1.29-1.34
+  -- (bench/RESULTS.md run 25; 4 KiB did as well as 2, 8 or 16 KiB)
+  env.hm_pf_bytes = (k.layout == "head_major" and V.name ~= "scalar") and HM_PF_BYTES or nil
   -- token-major heads whose counts are multiples of G: one pipeline of
   -- groups per call (qk_norm.c.tpl, `chained`).  The second pass loads
   -- and splits its rows again: keeping the split f32 rows of the next

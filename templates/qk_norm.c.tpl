@@ -229,12 +229,18 @@ $(ind)}
     return;
   }
 @     end
+@     -- each head's rows ask for the lines hm_pf_bytes (gen/pack.lua) ahead
+@     -- in its contiguous stream (into the next head's past its end)
+@     local hpf = hm_pf_bytes and "pfh" or false
+@     if hpf then
+  const size_t pfh = $(util.int(hm_pf_bytes)); /* bytes ahead in the head's rows */
+@     end
   /* head by head: each head's rows are contiguous */
   for (size_t h = 0; h < $(util.int(k.num_heads)); h++) {
-@     rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", false, g)
+@     rows("    ", "t", "tokens", function(i) return "q + h * q_stride + " .. i .. " * " .. D end, "row_q", hpf, g)
   }
   for (size_t h = 0; h < $(util.int(k.num_kv_heads)); h++) {
-@     rows("    ", "t", "tokens", function(i) return "k + h * k_stride + " .. i .. " * " .. D end, "row_k", false, g)
+@     rows("    ", "t", "tokens", function(i) return "k + h * k_stride + " .. i .. " * " .. D end, "row_k", hpf, g)
   }
 @   end
 @ end

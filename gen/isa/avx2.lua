@@ -232,10 +232,15 @@ static inline __attribute__((unused)) ATTR __m128i kgi_avx2_to_bf16(__m256 v)
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(p, 0x08));
 }
 
-/* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode). */
+/* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode): the
+ * rounding add of kgi_avx2_bf16_bits, then the low 16 bits cleared by an
+ * and (gcc 12 keeps a shift down and up as two shifts). */
 static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
 {
-  return _mm256_castsi256_ps(_mm256_slli_epi32(kgi_avx2_bf16_bits(v), 16));
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+  return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
