@@ -652,5 +652,11 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(hm2:find("const kg_bf16 *xn3 = nx + 3 * k_stride;", 1, true))
     assert.is_truthy(hm2:find("for (size_t h = 0; h < 8; h++) {", 1, true))
     assert.is_falsy(grouped("ch_hm_avx512"):find("tokens < 4", 1, true))
+    -- head-major rows ask for the lines 4 KiB ahead in their head
+    -- (SIMD tables), token-major ones do not use that distance
+    assert.is_truthy(hm2:find("const size_t pfh = 4096;", 1, true))
+    assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
+    assert.is_truthy(grouped("ch_hm_avx512"):find("const size_t pfh = 4096;", 1, true))
+    assert.is_falsy(grouped("ch_b_avx512"):find("pfh", 1, true))
   end)
 end)
