@@ -212,16 +212,23 @@ static inline __attribute__((unused)) ATTR __m256 kgi_avx2_load_bf16(const kg_bf
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
 }
 
-/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even.
+/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
+ * low 16 are garbage): the rounding add every bf16 store and round uses.
  * Only values computed from bf16 inputs reach it, so a NaN here has zero
  * low 16 payload bits (a propagated bf16 NaN, or the default NaN): adding
  * the rounding bias cannot carry into the exponent, and NaN stays NaN
  * without a compare-and-blend. */
+static inline __attribute__((unused)) ATTR __m256i kgi_avx2_rne(__m256 v)
+{
+  const __m256i u = _mm256_castps_si256(v);
+  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
+  return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
+}
+
+/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even. */
 static inline __attribute__((unused)) ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
 {
-  __m256i u = _mm256_castps_si256(v);
-  __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  return _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff))), 16);
+  return _mm256_srli_epi32(kgi_avx2_rne(v), 16);
 }
 
 /* 8 f32 -> 8 packed bf16 (lanes 0..7 in order). */
@@ -233,14 +240,11 @@ static inline __attribute__((unused)) ATTR __m128i kgi_avx2_to_bf16(__m256 v)
 }
 
 /* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode): the
- * rounding add of kgi_avx2_bf16_bits, then the low 16 bits cleared by an
+ * rounding add of kgi_avx2_rne, then the low 16 bits cleared by an
  * and (gcc 12 keeps a shift down and up as two shifts). */
 static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
 {
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  const __m256i r = _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
-  return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u)));
+  return _mm256_castsi256_ps(_mm256_and_si256(kgi_avx2_rne(v), _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
@@ -250,15 +254,6 @@ static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_ld(const kg_bf16 *p)
   kgi_a2 r = { _mm256_castsi256_ps(_mm256_slli_epi32(u, 16)),
                _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u))) };
   return r;
-}
-
-/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
- * low 16 are garbage); same NaN argument as kgi_avx2_bf16_bits. */
-static inline __attribute__((unused)) ATTR __m256i kgi_a2_rne(__m256 v)
-{
-  const __m256i u = _mm256_castps_si256(v);
-  const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-  return _mm256_add_epi32(u, _mm256_add_epi32(lsb, _mm256_set1_epi32(0x7fff)));
 }
 
 /* Why: even/odd halves whose bf16 sits in each lane's high 16 bits -> 16
@@ -271,7 +266,7 @@ static inline __attribute__((unused)) ATTR __m256i kgi_a2_merge(__m256i e, __m25
 /* even/odd f32 -> 16 packed bf16, round to nearest even ("hf"). */
 static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack(kgi_a2 v)
 {
-  return kgi_a2_merge(kgi_a2_rne(v.e), kgi_a2_rne(v.o));
+  return kgi_a2_merge(kgi_avx2_rne(v.e), kgi_avx2_rne(v.o));
 }
 
 /* even/odd f32 -> 16 packed bf16, round to nearest, ties away from zero:
