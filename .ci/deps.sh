@@ -5,7 +5,7 @@
 set -eu
 pkgs="make gcc clang pkg-config check luajit lua5.4 lua-penlight lua-argparse
 lua-dkjson lua-filesystem lua-busted lua-check gnuplot-nox qemu-user
-gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3 python3-numpy python3-torch valgrind libclang-rt-dev $*"
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross python3 python3-numpy python3-torch valgrind libclang-rt-dev libsimde-dev $*"
 missing=""
 for p in $pkgs; do
   dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q "install ok installed" \

@@ -607,6 +607,21 @@ static void kt_register(Suite *s, const char *id, const TTest *fn, int idx,
   suite_add_tcase(s, tc);
 }
 
+/* Why: KT_ISA names one CPU level to test alone; a name that is not one
+ * must not pass on nothing, so it ends the run. */
+static int kt_isa_only(void) {
+  const char *e = getenv("KT_ISA");
+  int isa;
+  if (!e || !*e)
+    return -1;
+  isa = kg_cpu_isa_from_name(e);
+  if (isa < 0 || isa >= KG_ISA_CUDA) {
+    fprintf(stderr, "test_kernels: KT_ISA=%s is not a CPU level\n", e);
+    exit(2);
+  }
+  return isa;
+}
+
 /* Why: which variants run here is decided once; the rest are listed as
  * SKIPPED with the reason and never registered. */
 int main(void) {
@@ -616,17 +631,22 @@ int main(void) {
   const kt_test *tables[3] = {kt_gen_tests, kt_qkn_tests, kt_ln_tests};
   const size_t ntab[3] = {sizeof kt_gen_tests / sizeof kt_gen_tests[0],
                           kt_qkn_ntests, kt_ln_ntests};
-  size_t i, j, k, nskip = 0, nreg = 0;
+  size_t i, j, k, nskip = 0, nreg = 0, nother = 0;
   const char *only;
-  int cap, nf;
+  int cap, nf, isa_only;
   if (kg_dispatch_resolve(&cap, err, sizeof err) != 0) {
     fprintf(stderr, "test_kernels: %s\n", err);
     return 2;
   }
   kt_runv = malloc(sizeof *kt_runv * (kgt_num_variants + 1));
+  /* KT_ISA=<level> runs only that level's variants and the dispatching
+   * ones (make test-avx512-emu: the others run in test-kernels) */
+  isa_only = kt_isa_only();
   for (i = 0; i < kgt_num_variants; i++) {
     const kg_variant *v = &kgt_variants[i];
-    if (v->isa == KG_ISA_AUTO || (v->isa < KG_ISA_CUDA && kg_cpu_has(v->isa))) {
+    if (isa_only >= 0 && v->isa != KG_ISA_AUTO && v->isa != isa_only) {
+      nother++;
+    } else if (v->isa == KG_ISA_AUTO || (v->isa < KG_ISA_CUDA && kg_cpu_has(v->isa))) {
       kt_runv[kt_nrun++] = v;
     } else if (v->isa == KG_ISA_CUDA) {
       printf("SKIPPED %s: cuda variants need a GPU and run in the CUDA "
@@ -658,6 +678,9 @@ int main(void) {
       }
     }
   }
+  if (isa_only >= 0)
+    printf("KT_ISA=%s: %zu variants of other levels left to test-kernels\n",
+           kg_cpu_isa_name(isa_only), nother);
   printf("kgt: %zu variants: %zu run on this CPU, %zu skipped; dispatch cap "
          "%s; %zu test cases\n",
          (size_t)kgt_num_variants, kt_nrun, nskip, kg_cpu_isa_name(cap),

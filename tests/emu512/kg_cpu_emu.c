@@ -1,0 +1,37 @@
+/* kg_cpu_emu.c: the CPU answers of `make test-avx512-emu` (mk/emu512.mk).
+ *
+ * Strong definitions that replace the pack runtime's weak ones
+ * (runtime/kg_cpu.c) in that one test binary: the AVX-512 level is
+ * reported present because its variants run on the emulation in
+ * tests/emu512/immintrin.h; scalar and AVX2 are the real CPU's (the
+ * emulation itself needs AVX2, FMA and F16C).  KGEN_AVX512_BF16 and
+ * KGEN_BF16_LINE_FRAME choose the AVX-512 twins as on a real core
+ * (both on unless set to 0: the emulation has AVX512_BF16). */
+#include "kg_cpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Why: an environment switch that is on unless it says "0". */
+static int kge_env_on(const char *name) {
+  const char *e = getenv(name);
+  return !(e && strcmp(e, "0") == 0);
+}
+
+/* Why: AVX2 from the real CPU, AVX-512 always (emulated). */
+int kg_cpu_has(int isa) {
+  if (isa == KG_ISA_SCALAR || isa == KG_ISA_AVX512)
+    return 1;
+  if (isa == KG_ISA_AVX2)
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return 0;
+}
+
+/* Why: the vdpbf16ps twins run unless KGEN_AVX512_BF16=0. */
+int kg_cpu_avx512_bf16(void) { return kge_env_on("KGEN_AVX512_BF16"); }
+
+/* Why: the bf16 line-frame twins run unless KGEN_BF16_LINE_FRAME=0. */
+int kg_cpu_bf16_line_frame(void) { return kge_env_on("KGEN_BF16_LINE_FRAME"); }
+
+/* Why: the emulated level is the widest, as on an AVX-512 core. */
+int kg_cpu_best(void) { return KG_ISA_AVX512; }
