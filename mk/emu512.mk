@@ -4,7 +4,9 @@
 #                    libsimde-dev, through tests/emu512/immintrin.h) with
 #                    its target attributes rewritten to AVX2: every avx512
 #                    variant and the dispatchers, twice (the AVX512_BF16
-#                    and line-frame twins on, then both plain bodies).
+#                    and line-frame twins on, then both plain bodies);
+#                    then tests/test_exhaustive.c against pack kge the
+#                    same way (every bf16 and f16 pattern, all variants).
 # It checks the kernels' logic and numerics wherever no AVX-512 core is at
 # hand; it says nothing about speed, and on an AVX-512 CPU test-kernels
 # runs the same variants for real.  Needs x86-64 with AVX2, FMA and F16C
@@ -22,29 +24,39 @@ EMU512_KT_OBJ := $(patsubst tests/%.c,$(EMU512_BUILD)/%.o,$(KT_SRC))
 $(EMU512_BUILD):
 	@mkdir -p $(EMU512_BUILD)
 
-# Why: the generated file, with every AVX-512 target attribute made an
-# AVX2 one; a target string the rewrite missed fails the build here
-# rather than running real AVX-512 code.
-$(EMU512_BUILD)/kgt_avx512_emu.c: $(OUT)/kgt/kgt.h | $(EMU512_BUILD)
-	sed -E 's/target\("avx512[^"]*"\)/target("avx2,fma,f16c")/g' $(OUT)/kgt/kgt_avx512.c > $@
-	@if grep -n 'avx512[a-z0-9]*[,"]' $@ | grep -v '^[0-9]*: *[*/]' | grep -q 'target'; then \
-	  echo "test-avx512-emu: an AVX-512 target attribute is left in $@" >&2; rm -f $@; exit 1; fi
+# Why: a pack's AVX-512 file with every AVX-512 target attribute made an
+# AVX2 one; a target string the rewrite missed fails the build here rather
+# than running real AVX-512 code.  $(call emu512_pack,PACK)
+define emu512_pack
+$(EMU512_BUILD)/$(1)_avx512_emu.c: $(OUT)/$(1)/$(1).h | $(EMU512_BUILD)
+	sed -E 's/target\("avx512[^"]*"\)/target("avx2,fma,f16c")/g' $(OUT)/$(1)/$(1)_avx512.c > $$@
+	@if grep -q 'target("[^"]*avx512' $$@; then \
+	  echo "test-avx512-emu: an AVX-512 target attribute is left in $$@" >&2; rm -f $$@; exit 1; fi
 
-$(EMU512_BUILD)/kgt_avx512_emu.o: $(EMU512_BUILD)/kgt_avx512_emu.c tests/emu512/immintrin.h
-	$(EMU512_CC) $(EMU512_FLAGS) -Itests/emu512 -I$(OUT)/kgt -c $< -o $@
+$(EMU512_BUILD)/$(1)_avx512_emu.o: $(EMU512_BUILD)/$(1)_avx512_emu.c tests/emu512/immintrin.h
+	$(EMU512_CC) $(EMU512_FLAGS) -Itests/emu512 -I$(OUT)/$(1) -c $$< -o $$@
+endef
+$(eval $(call emu512_pack,kgt))
+$(eval $(call emu512_pack,kge))
 
-$(EMU512_BUILD)/%.o: tests/%.c $(wildcard tests/*.h) $(OUT)/kgt/kgt.h | $(EMU512_BUILD)
+# the test sources as the native rules build them
+$(EMU512_BUILD)/%.o: tests/%.c $(wildcard tests/*.h) $(OUT)/kgt/kgt.h $(OUT)/kge/kge.h | $(EMU512_BUILD)
 	@mkdir -p $(dir $@)
-	$(EMU512_CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) -c $< -o $@
+	$(EMU512_CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgt -I$(OUT)/kge -Itests $(CHECK_CFLAGS) -c $< -o $@
 
-# the pack's other files as they are (its runtime's CPU answers are weak:
-# tests/emu512/kg_cpu_emu.c overrides them)
+# a pack's other files as they are (its runtime's CPU answers are weak:
+# tests/emu512/kg_cpu_emu.c overrides them), listed by the shell, as make's
+# own listing of out/ may predate the pack's regeneration
+EMU512_OTHERS = $$(ls $(OUT)/$(1)/*.c | grep -v '_avx512\.c$$')
+
 $(EMU512_BUILD)/test_kernels: $(EMU512_KT_OBJ) $(EMU512_BUILD)/kgt_avx512_emu.o $(EMU512_BUILD)/emu512/kg_cpu_emu.o
-	$(EMU512_CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgt $(filter-out %_avx512.c,$(wildcard $(OUT)/kgt/*.c)) \
-	  $^ $(CHECK_LIBS) -lm -o $@
+	$(EMU512_CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kgt $(call EMU512_OTHERS,kgt) $^ $(CHECK_LIBS) -lm -o $@
+
+$(EMU512_BUILD)/test_exhaustive: $(EMU512_BUILD)/test_exhaustive.o $(EMU512_BUILD)/kge_avx512_emu.o $(EMU512_BUILD)/emu512/kg_cpu_emu.o
+	$(EMU512_CC) $(CSTD) $(CFLAGS) $(WARN) -I$(OUT)/kge $(call EMU512_OTHERS,kge) $^ $(CHECK_LIBS) -lm -o $@
 
 ifeq ($(EMU512_HOST),x86_64/avx2fmaf16c)
-test-avx512-emu: $(EMU512_BUILD)/test_kernels
+test-avx512-emu: $(EMU512_BUILD)/test_kernels $(EMU512_BUILD)/test_exhaustive
 	@if ! echo '#include <simde/x86/avx512.h>' | $(EMU512_CC) -E -x c - >/dev/null 2>&1; then \
 	  echo "test-avx512-emu: SIMDe's headers are missing (Debian package libsimde-dev; make deps)" >&2; exit 1; fi
 	@set -e; for on in 1 0; do \
@@ -54,6 +66,9 @@ test-avx512-emu: $(EMU512_BUILD)/test_kernels
 	    $(EMU512_BUILD)/test_kernels > $(EMU512_BUILD)/kt_$$on.log 2>&1 || { cat $(EMU512_BUILD)/kt_$$on.log; exit 1; }; \
 	  grep -E '^(KT_ISA|kgt:|avx512 bf16)|Checks:' $(EMU512_BUILD)/kt_$$on.log; \
 	done
+	@echo "test-avx512-emu: every bf16 and f16 pattern through the exhaustive pack (tests/specs/kge.lua), avx512 on SIMDe"
+	@$(EMU512_BUILD)/test_exhaustive > $(EMU512_BUILD)/exhaustive.log 2>&1 || { cat $(EMU512_BUILD)/exhaustive.log; exit 1; }
+	@grep -E '^test_exhaustive:|Checks:' $(EMU512_BUILD)/exhaustive.log
 else
 test-avx512-emu:
 	@echo "SKIPPED test-avx512-emu: the emulation needs an x86-64 CPU with AVX2, FMA and F16C (this one: $(EMU512_HOST))"
