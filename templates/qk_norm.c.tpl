@@ -212,11 +212,13 @@ $(ind)}
 @     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)
   }
 @   else
-@     -- tables marked head_major_groups (AVX2): calls of fewer tokens than
-@     -- a group (decode) take each token's heads g at a time across heads,
-@     -- one group ahead, as token-major calls do, instead of a loop of at
-@     -- most g - 1 rows per head whose reduce -> sqrt chains run one by one
-@     local across = g > 1 and V.head_major_groups
+@     -- tables marked head_major_groups (AVX2, AVX-512): calls of fewer
+@     -- tokens than a group (decode) take each token's heads g at a time
+@     -- across heads, one group ahead, as token-major calls do, instead of a
+@     -- loop of at most g - 1 rows per head whose reduce -> sqrt chains run
+@     -- one by one.  Not in the line frame (lf): its groups read their rows
+@     -- as one block of lines, which heads a stride apart are not.
+@     local across = g > 1 and V.head_major_groups and not lf
 @     if across then
   if (tokens < $(util.int(g))) {
     /* few tokens: each token's heads in groups across heads */

@@ -21,6 +21,13 @@ local M = {
   -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no
   -- slower (RESULTS run 16); AVX2 measured no gain
   ahead2_group = true,
+  -- head-major QK-norm calls of fewer tokens than a group (decode) group
+  -- each token's heads across heads (qk_norm.c.tpl), as on AVX2 (isa/avx2.lua:
+  -- 1.4-1.8x faster there).  Not timed on an AVX-512 core yet: taken on the
+  -- Zen 4 figure for the same choice token-major, where head by head
+  -- measured 40-75 % slower in decode than groups (gen/pack.lua, RESULTS
+  -- run 12); correctness by test-kernels and test-avx512-emu
+  head_major_groups = true,
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
   -- cannot realign them in registers (nt_shift)
@@ -199,7 +206,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
-  nt_row = M.nt_row,
+  nt_row = M.nt_row, head_major_groups = M.head_major_groups,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 

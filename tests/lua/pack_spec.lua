@@ -642,16 +642,20 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(odd2:find("const int more = h + 2 < 2 || t + 1 < tokens;", 1, true))
     assert.is_falsy(odd2:find("h++", 1, true))
     assert.is_falsy(grouped("ch_odd_avx512"):find("double sn0, sn1;", 1, true))
-    -- AVX2 (head_major_groups): head-major calls of under 4 tokens group
-    -- each token's heads across heads, the next group a head stride on;
-    -- longer calls and AVX-512 keep head by head
+    -- AVX2 and AVX-512 (head_major_groups): head-major calls of under 4
+    -- tokens group each token's heads across heads, the next group a head
+    -- stride on; longer calls and AVX-512's line frame keep head by head
     local hm2 = body(S.read(dir .. "/ch/ch_avx2.c"), "ch_hm_avx2")
     assert.is_truthy(hm2:find("if (tokens < 4) {", 1, true))
     assert.is_truthy(hm2:find("const kg_bf16 *nx = q + t * 128 + (h + 4) * q_stride;", 1, true))
     assert.is_truthy(hm2:find("const kg_bf16 *xn3 = nx + 3 * q_stride;", 1, true))
     assert.is_truthy(hm2:find("const kg_bf16 *xn3 = nx + 3 * k_stride;", 1, true))
     assert.is_truthy(hm2:find("for (size_t h = 0; h < 8; h++) {", 1, true))
-    assert.is_falsy(grouped("ch_hm_avx512"):find("tokens < 4", 1, true))
+    assert.is_truthy(grouped("ch_hm_avx512"):find("tokens < 4", 1, true))
+    assert.is_truthy(grouped("ch_hm_avx512"):find("const kg_bf16 *xn3 = nx + 3 * k_stride;", 1, true))
+    if c:find("void ch_hm_avx512_lf(", 1, true) then
+      assert.is_falsy(body(c, "ch_hm_avx512_lf"):find("tokens < 4", 1, true))
+    end
     -- head-major rows ask for the lines 4 KiB ahead in their head
     -- (SIMD tables), token-major ones do not use that distance
     assert.is_truthy(hm2:find("const size_t pfh = 4096;", 1, true))
