@@ -1,5 +1,6 @@
-/* bench.c: `make bench`, the speed of every kernel variant of the bench
- * pack (bench/specs/bench.lua) against bandwidth ceilings measured in the
+/* bench.c: `make bench` and `make bench-spec`, the speed of every kernel
+ * variant of one pack (the bench pack, bench/specs/bench.lua, unless
+ * KB_PACK_HEADER names another) against bandwidth ceilings measured in the
  * same process, interleaved with the kernels.
  *
  * For every shape x dtype: every variant of the pack's variant table that

@@ -76,37 +76,25 @@ KGE_INL void kge_mask_store16(void *p, uint64_t k, const uint16_t *a, int n)
     if ((k >> i) & 1u) memcpy((char *)p + 2 * i, &a[i], 2);
 }
 
-KGE_INL __m256i kge_256_maskz_loadu_epi16(__mmask16 k, const void *p)
-{
-  uint16_t r[16];
-  kge_maskz_load16(r, k, p, 16);
-  __m256i v;
-  memcpy(&v, r, 32);
-  return v;
-}
-
-KGE_INL void kge_256_mask_storeu_epi16(void *p, __mmask16 k, __m256i v)
-{
-  uint16_t a[16];
-  memcpy(a, &v, 32);
-  kge_mask_store16(p, k, a, 16);
-}
-
-KGE_INL __m512i kge_maskz_loadu_epi16(__mmask32 k, const void *p)
-{
-  uint16_t r[32];
-  kge_maskz_load16(r, k, p, 32);
-  __m512i v;
-  memcpy(&v, r, 64);
-  return v;
-}
-
-KGE_INL void kge_mask_storeu_epi16(void *p, __mmask32 k, __m512i v)
-{
-  uint16_t a[32];
-  memcpy(a, &v, 64);
-  kge_mask_store16(p, k, a, 32);
-}
+/* Why: the ymm (16 lanes) and zmm (32 lanes) forms of the 16-bit masked
+ * load and store, one definition each. */
+#define KGE_MASK16(ld, st, VT, MT, N)                                          \
+  KGE_INL VT ld(MT k, const void *p)                                           \
+  {                                                                            \
+    uint16_t r[N];                                                             \
+    VT v;                                                                      \
+    kge_maskz_load16(r, k, p, N);                                              \
+    memcpy(&v, r, sizeof v);                                                   \
+    return v;                                                                  \
+  }                                                                            \
+  KGE_INL void st(void *p, MT k, VT v)                                         \
+  {                                                                            \
+    uint16_t a[N];                                                             \
+    memcpy(a, &v, sizeof a);                                                   \
+    kge_mask_store16(p, k, a, N);                                              \
+  }
+KGE_MASK16(kge_256_maskz_loadu_epi16, kge_256_mask_storeu_epi16, __m256i, __mmask16, 16)
+KGE_MASK16(kge_maskz_loadu_epi16, kge_mask_storeu_epi16, __m512i, __mmask32, 32)
 
 KGE_INL void kge_stream_ps(void *p, __m512 v)
 {
@@ -120,50 +108,25 @@ KGE_INL void kge_stream_si512(void *p, __m512i v)
   memcpy(p, &v, 64);
 }
 
-/* Widening and narrowing moves (vpmovzx*, vpmovdw: truncation). */
-KGE_INL __m512i kge_cvtepu16_epi32(__m256i a)
-{
-  uint16_t s[16];
-  uint32_t r[16];
-  memcpy(s, &a, 32);
-  for (int i = 0; i < 16; i++) r[i] = s[i];
-  __m512i v;
-  memcpy(&v, r, 64);
-  return v;
-}
-
-KGE_INL __m512i kge_cvtepu8_epi16(__m256i a)
-{
-  uint8_t s[32];
-  uint16_t r[32];
-  memcpy(s, &a, 32);
-  for (int i = 0; i < 32; i++) r[i] = s[i];
-  __m512i v;
-  memcpy(&v, r, 64);
-  return v;
-}
-
-KGE_INL __m512i kge_cvtepu8_epi32(__m128i a)
-{
-  uint8_t s[16];
-  uint32_t r[16];
-  memcpy(s, &a, 16);
-  for (int i = 0; i < 16; i++) r[i] = s[i];
-  __m512i v;
-  memcpy(&v, r, 64);
-  return v;
-}
-
-KGE_INL __m256i kge_cvtepi32_epi16(__m512i a)
-{
-  uint32_t s[16];
-  uint16_t r[16];
-  memcpy(s, &a, 64);
-  for (int i = 0; i < 16; i++) r[i] = (uint16_t)s[i];
-  __m256i v;
-  memcpy(&v, r, 32);
-  return v;
-}
+/* Widening and narrowing moves (vpmovzx*, vpmovdw: truncation), and f32
+ * -> f64 (exact): N elements of type ST in an IT, each converted to RT,
+ * into an OT. */
+#define KGE_MOVE(name, IT, OT, ST, RT, N)                                      \
+  KGE_INL OT name(IT a)                                                        \
+  {                                                                            \
+    ST s[N];                                                                   \
+    RT r[N];                                                                   \
+    OT v;                                                                      \
+    memcpy(s, &a, sizeof s);                                                   \
+    for (int i = 0; i < N; i++) r[i] = (RT)s[i];                               \
+    memcpy(&v, r, sizeof r);                                                   \
+    return v;                                                                  \
+  }
+KGE_MOVE(kge_cvtepu16_epi32, __m256i, __m512i, uint16_t, uint32_t, 16)
+KGE_MOVE(kge_cvtepu8_epi16, __m256i, __m512i, uint8_t, uint16_t, 32)
+KGE_MOVE(kge_cvtepu8_epi32, __m128i, __m512i, uint8_t, uint32_t, 16)
+KGE_MOVE(kge_cvtepi32_epi16, __m512i, __m256i, uint32_t, uint16_t, 16)
+KGE_MOVE(kge_cvtps_pd, __m256, __m512d, float, double, 8)
 
 /* f16 <-> f32 through the native F16C halves (the same instruction
  * semantics per element as the 512-bit forms). */
@@ -185,17 +148,6 @@ KGE_INL __m512 kge_cvtph_ps(__m256i a)
     memcpy(&kge_hi_, (char *)&kge_a_ + 32, 32);                                \
     _mm256_set_m128i(_mm256_cvtps_ph(kge_hi_, (imm)), _mm256_cvtps_ph(kge_lo_, (imm))); \
   })
-
-KGE_INL __m512d kge_cvtps_pd(__m256 a)
-{
-  float s[8];
-  double r[8];
-  memcpy(s, &a, 32);
-  for (int i = 0; i < 8; i++) r[i] = s[i];
-  __m512d v;
-  memcpy(&v, r, 64);
-  return v;
-}
 
 KGE_INL __m256 kge_extractf32x8_ps(__m512 a, int hi)
 {
