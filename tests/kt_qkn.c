@@ -611,17 +611,6 @@ END_TEST
  * with and without rows on the slow path, each row (and
  * rstd) must get the bits of the aligned call, and nothing outside the
  * rows may change. */
-/* Why: the gaps between rows a line apart start as the suite's NaN
- * sentinel, and a NaN sum sends a group to the slow path, which reads
- * each row right whatever the fast code did; finite gaps make a fast
- * path that reads a gap as part of a row give wrong bits. */
-static void kt_finite_gaps(kt_case *c) {
-  size_t b, i;
-  for (b = 0; b < 2; b++)
-    for (i = 0; c->in[b].raw && i < c->in[b].n; i++)
-      ref_store(c->dtype, c->in[b].p, i, 0.75);
-}
-
 START_TEST(t_lines) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
@@ -648,7 +637,7 @@ START_TEST(t_lines) {
       kt_seed(&rng, v, "lines");
       kt_case_init(&a, v, &s);
       if (pad)
-        kt_finite_gaps(&a);
+        kt_fill_gaps(&a);
       kt_set_params(&a, KT_W_RANDOM, &rng);
       kt_fill_random(&a, &rng);
       if (slow) { /* a square past FLT_MAX sends the row to the slow path:
@@ -684,7 +673,7 @@ START_TEST(t_lines) {
         const size_t yoff = (sb.misalign_out ? sb.misalign_out : m) * es % 64;
         kt_case_init(&b, v, &sb);
         if (pad)
-          kt_finite_gaps(&b);
+          kt_fill_gaps(&b);
         if (qk && shift) /* the geometry the message claims: k on its own */
           ck_assert_uint_eq((uintptr_t)b.out[1].p & 63, yoff);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
