@@ -636,8 +636,7 @@ START_TEST(t_lines) {
       s.pad_in = s.pad_out = pad;
       kt_seed(&rng, v, "lines");
       kt_case_init(&a, v, &s);
-      if (pad)
-        kt_fill_gaps(&a);
+      kt_fill_gaps(&a);
       kt_set_params(&a, KT_W_RANDOM, &rng);
       kt_fill_random(&a, &rng);
       if (slow) { /* a square past FLT_MAX sends the row to the slow path:
@@ -672,8 +671,7 @@ START_TEST(t_lines) {
         /* y's (k's) bytes into its line, as the message names it */
         const size_t yoff = (sb.misalign_out ? sb.misalign_out : m) * es % 64;
         kt_case_init(&b, v, &sb);
-        if (pad)
-          kt_fill_gaps(&b);
+        kt_fill_gaps(&b);
         if (qk && shift) /* the geometry the message claims: k on its own */
           ck_assert_uint_eq((uintptr_t)b.out[1].p & 63, yoff);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);

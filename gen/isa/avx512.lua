@@ -379,32 +379,30 @@ static inline __attribute__((unused)) ATTR __m512 kgi_avx512_bf16_to_ps(__m256i 
   return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
 }
 
-/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even.
+/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
+ * low 16 are garbage): the rounding add every bf16 store and round uses.
  * Only values computed from bf16 inputs reach it, so a NaN here has zero
  * low 16 payload bits (a propagated bf16 NaN, or the default NaN): adding
  * the rounding bias cannot carry into the exponent, and NaN stays NaN
  * without a compare-and-blend. */
-static inline __attribute__((unused)) ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
-{
-  __m512i u = _mm512_castps_si512(v);
-  __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-  return _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(lsb, _mm512_set1_epi32(0x7fff))), 16);
-}
-
-/* 16 f32 -> 16 packed bf16. */
-static inline __attribute__((unused)) ATTR __m256i kgi_avx512_to_bf16(__m512 v)
-{
-  return _mm512_cvtepi32_epi16(kgi_avx512_bf16_bits(v));
-}
-
-/* f32 -> bf16 round to nearest even in the high 16 bits of each lane (the
- * low 16 are garbage); same NaN argument as kgi_avx512_bf16_bits. */
 static inline __attribute__((unused)) ATTR __m512i kgi_avx512_rne(__m512 v)
 {
   const __m512i u = _mm512_castps_si512(v);
   const __mmask16 odd = _mm512_test_epi32_mask(u, _mm512_set1_epi32(0x10000));
   const __m512i t = _mm512_add_epi32(u, _mm512_set1_epi32(0x7fff));
   return _mm512_mask_add_epi32(t, odd, t, _mm512_set1_epi32(1));
+}
+
+/* f32 -> bf16 bits in the low 16 of each lane: round to nearest even. */
+static inline __attribute__((unused)) ATTR __m512i kgi_avx512_bf16_bits(__m512 v)
+{
+  return _mm512_srli_epi32(kgi_avx512_rne(v), 16);
+}
+
+/* 16 f32 -> 16 packed bf16. */
+static inline __attribute__((unused)) ATTR __m256i kgi_avx512_to_bf16(__m512 v)
+{
+  return _mm512_cvtepi32_epi16(kgi_avx512_bf16_bits(v));
 }
 
 /* Round each lane to the nearest bf16 value, kept as f32 ("hf" mode): the
@@ -493,7 +491,7 @@ static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack(kgi_v2 v)
 /* even/odd f32 -> 32 packed bf16, rounding to nearest with ties away from
  * zero: half a bf16 step added to each lane's magnitude bits, then bytes 2-3
  * of each even lane shuffled into bytes 0-1 of the odd lane.  The NaN
- * argument of kgi_avx512_bf16_bits holds here too (no carry out of a zero
+ * argument of kgi_avx512_rne holds here too (no carry out of a zero
  * low half). */
 static inline __attribute__((unused)) ATTR __m512i kgi_v2_pack_ta(kgi_v2 v)
 {
