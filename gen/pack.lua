@@ -235,17 +235,20 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.chained = function(g)
     return g > 1 and k.layout == "token_major" and k.num_heads % g == 0 and k.num_kv_heads % g == 0
   end
-  -- long token-major calls: calls of up to group_tokens tokens
-  -- (STREAM_F32_BYTES of heads) go in groups of G, longer ones in groups
-  -- of G_long.  f32 heads stream (G_long 1): on a Zen 4 core streaming
-  -- measured 20-28 % faster in 2048-token prefill (f32 head_dim 64, 128)
-  -- and 40-75 % slower in decode; 16-bit heads 35-50 % slower in both
-  -- (bench/RESULTS.md run 12).  16-bit heads stay grouped, in groups of
-  -- at most LONG_GROUP_BYTES: with 512-byte heads (head_dim 256) groups
-  -- of 2 took 2048-token prefill from 1.2 to 0.8 x the in-place pass
-  -- (bf16; f16 1.5 -> 1.15) where decode keeps groups of 4 (13 % faster
-  -- there; run 14).  nil: groups of G at every length.
-  if env.G > 1 and k.layout == "token_major" then
+  -- long calls: calls of up to group_tokens tokens (STREAM_F32_BYTES of
+  -- heads) go in groups of G, longer ones in groups of G_long.  f32 heads
+  -- stream (G_long 1): on a Zen 4 core streaming measured 20-28 % faster
+  -- in 2048-token token-major prefill (f32 head_dim 64, 128) and 40-75 %
+  -- slower in decode; 16-bit heads 35-50 % slower in both (bench/RESULTS.md
+  -- run 12).  16-bit heads stay grouped, in groups of at most
+  -- LONG_GROUP_BYTES: with 512-byte heads (head_dim 256) groups of 2 took
+  -- 2048-token prefill from 1.2 to 0.8 x the in-place pass (bf16; f16 1.5
+  -- -> 1.15) where decode keeps groups of 4 (13 % faster there; run 14).
+  -- Head-major calls the same (run 26, Zen 3, AVX2, 2048-token prefill of
+  -- 32 + 8 heads: f32 head_dim 128 1.16-1.34 -> 1.05-1.09 x the in-place
+  -- pass, 64 1.07-1.26 -> 0.99-1.09, bf16 256 1.31-1.57 -> 1.14-1.25).
+  -- nil: groups of G at every length.
+  if env.G > 1 then
     local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.floor(LONG_GROUP_BYTES / env.row_bytes))
     if g_long < env.G then
       env.G_long = g_long

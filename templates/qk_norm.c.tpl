@@ -151,10 +151,10 @@ $(ind)}
 @ -- 16-bit heads do so at every call length (with the next-token
 @ -- prefetch, grouped measured 40 % faster than streaming in 2048-token
 @ -- prefill on a Zen 5 core, run 11, and 35-45 % on a Zen 4 core, run
-@ -- 12), token-major calls over group_tokens tokens (gen/pack.lua) in
+@ -- 12), calls over group_tokens tokens (gen/pack.lua) in
 @ -- groups of G_long when a group of G would pass 1 KiB (512-byte heads
 @ -- two at a time).  f32 heads carry half the arithmetic per byte:
-@ -- token-major calls over group_tokens tokens stream them head by head.
+@ -- calls over group_tokens tokens (either layout) stream them row by row.
 @ -- Wider heads go head by head, streaming with the same prefetch (until
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the

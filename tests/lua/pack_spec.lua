@@ -574,6 +574,8 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "q4", head_dim = 64, num_heads = 4, num_kv_heads = 4, dtype = "bf16" },
   { op = "qk_norm", name = "hm", head_dim = 128, num_heads = 8, num_kv_heads = 4, dtype = "bf16",
     layout = "head_major" },
+  { op = "qk_norm", name = "hmf", head_dim = 128, num_heads = 8, num_kv_heads = 4, dtype = "f32",
+    layout = "head_major" },
 } }
 ]])
     gen(dir .. "/ch.lua", dir)
@@ -662,5 +664,17 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
     assert.is_truthy(grouped("ch_hm_avx512"):find("const size_t pfh = 4096;", 1, true))
     assert.is_falsy(grouped("ch_b_avx512"):find("pfh", 1, true))
+    -- head-major f32 calls past 256 KiB of heads stream row by row, as
+    -- token-major ones do; shorter ones keep groups of 4 along the head
+    for _, name in ipairs({ "ch_hmf_avx2", "ch_hmf_avx512" }) do
+      local hf = name:find("avx2") and body(S.read(dir .. "/ch/ch_avx2.c"), name) or grouped(name)
+      -- the short form ends at its last return (the first is decode's)
+      local cut = hf:find("if (tokens <= 42) {", 1, true)
+      assert.is_truthy(cut, name)
+      while hf:find("    return;\n  }\n", cut + 1, true) do cut = hf:find("    return;\n  }\n", cut + 1, true) end
+      assert.is_truthy(hf:sub(1, cut):find("t += 4) {", 1, true), name)
+      assert.is_falsy(hf:sub(cut):find("t += 4", 1, true), name)
+      assert.is_truthy(hf:sub(cut):find("for (size_t t = 0; t < tokens; t++) {", 1, true), name)
+    end
   end)
 end)
