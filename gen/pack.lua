@@ -82,7 +82,8 @@ local GROUP = 4
 -- Token-major f32 QK-norm calls over this many bytes of heads stream
 -- head by head (env.group_tokens); 16-bit ones stay grouped at every length.
 local STREAM_F32_BYTES = 256 * 1024
--- Largest group of heads (bytes) in such long calls (env.G_long).
+-- Largest group of heads (bytes) in such long calls (env.G_long), unless
+-- the table says (V.long_group_bytes).
 local LONG_GROUP_BYTES = 1024
 -- Head-major QK-norm rows prefetch this far ahead in their head (env.hm_pf_bytes).
 local HM_PF_BYTES = 4096
@@ -241,7 +242,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- in 2048-token token-major prefill (f32 head_dim 64, 128) and 40-75 %
   -- slower in decode; 16-bit heads 35-50 % slower in both (bench/RESULTS.md
   -- run 12).  16-bit heads stay grouped, in groups of at most
-  -- LONG_GROUP_BYTES: with 512-byte heads (head_dim 256) groups of 2 took
+  -- LONG_GROUP_BYTES (AVX2: 512, isa/avx2.lua) but at least 2: with 512-byte heads (head_dim 256) groups of 2 took
   -- 2048-token prefill from 1.2 to 0.8 x the in-place pass (bf16; f16 1.5
   -- -> 1.15) where decode keeps groups of 4 (13 % faster there; run 14).
   -- Head-major calls the same (run 26, Zen 3, AVX2, 2048-token prefill of
@@ -249,7 +250,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- pass, 64 1.07-1.26 -> 0.99-1.09, bf16 256 1.31-1.57 -> 1.14-1.25).
   -- nil: groups of G at every length.
   if env.G > 1 then
-    local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.floor(LONG_GROUP_BYTES / env.row_bytes))
+    local most = V.long_group_bytes or LONG_GROUP_BYTES
+    local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.max(2, math.floor(most / env.row_bytes)))
     if g_long < env.G then
       env.G_long = g_long
       env.group_tokens = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * env.row_bytes)))

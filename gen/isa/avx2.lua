@@ -28,6 +28,12 @@ local M = {
   -- of head_dim 128 on a Zen 3 core, paired, bf16 1.47 -> 0.80 us and f32
   -- 0.78 -> 0.53-0.59 us (bench/RESULTS.md run 25)
   head_major_groups = true,
+  -- long QK-norm calls (past 256 KiB of heads) group 16-bit heads in at
+  -- most this many bytes (gen/pack.lua, G_long): bf16 head_dim 128 in
+  -- pairs, not fours, measured 5-8 % faster in 2048-token prefill of
+  -- 32 + 8 heads on a Zen 3 core, token-major and head-major alike
+  -- (bench/RESULTS.md run 26); AVX-512 keeps 1 KiB (its Zen 4 figure)
+  long_group_bytes = 512,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",
   includes = { "immintrin.h" },
@@ -122,6 +128,7 @@ local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   pair_groups = M.pair_groups, head_major_groups = M.head_major_groups, nt_row = M.nt_row,
+  long_group_bytes = M.long_group_bytes,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 

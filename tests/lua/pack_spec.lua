@@ -186,11 +186,15 @@ return { name = "ag", isa = { "scalar", "avx2" }, kernels = {
     gen(dir .. "/ag.lua", dir)
     local c = S.read(dir .. "/ag/ag_avx2.c")
     -- 16 ymm registers stream a 128-wide head (no register-resident row),
-    -- yet its heads go four per step, one group ahead, at every length
+    -- yet its heads go four per step, one group ahead, up to 256 KiB of
+    -- heads, and in pairs (512 bytes: long_group_bytes) beyond
     local b = body(c, "ag_b128_avx2")
-    assert.is_truthy(b:find("h += 4", 1, true))
+    local long = b:find("    return;\n  }\n", b:find("if (tokens <= 12) {", 1, true), true)
+    assert.is_truthy(long)
+    assert.is_truthy(b:sub(1, long):find("h += 4", 1, true))
     assert.is_truthy(b:find("if (more) {", 1, true))
-    assert.is_falsy(b:find("if (tokens <= ", 1, true))
+    assert.is_truthy(b:sub(long):find("h += 2", 1, true))
+    assert.is_falsy(b:sub(long):find("h += 4", 1, true))
     -- the group's sums: 8 vectors unrolled into 4 accumulators, chunk j
     -- into accumulator (j - 1) % 4 + 1 as in the streamed loop (same bits)
     assert.is_truthy(b:find("tn4 = kgi_a2_fma(v8, v8, tn4);", 1, true))
