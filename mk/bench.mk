@@ -96,3 +96,30 @@ bench-smoke: $(BUILD)/bench
 	  $(BUILD)/bench-odd.json
 
 TEST_TARGETS += bench-smoke
+
+# Why: a generator change is kept on paired figures: BASE's kernels and the
+# working tree's, the same harness and shapes, run alternately AB_RUNS
+# times each (bench/ab.sh; bench/README.md).
+AB_RUNS ?= 5
+AB_FLAGS = CC="$(CC)" CFLAGS="$(CSTD) $(BENCH_CFLAGS) $(WARN)"
+.PHONY: bench-ab bench-ab-smoke
+bench-ab: deps
+	@if [ -z "$(BASE)" ]; then echo 'bench-ab: say which revision to compare with: make bench-ab BASE=HEAD~1 [SPEC=...] [AB_RUNS=5]' >&2; exit 2; fi
+	$(AB_FLAGS) sh bench/ab.sh "$(BASE)" "$(or $(SPEC),$(BENCH_SPEC))" "$(AB_RUNS)" $(BUILD)/bench-ab $(BENCH_ARGS)
+	@echo "bench-ab: wrote $(BUILD)/bench-ab/ab.md"
+
+# Why: the A/B script builds both sides and pairs their rows (HEAD against
+# the working tree, one tiny kernel, --quick); no speed is asserted.
+bench-ab-smoke:
+	@if ! git rev-parse --verify --quiet HEAD >/dev/null 2>&1; then \
+	  echo "bench-ab-smoke: SKIPPED (not a git checkout: no revision to compare with)"; exit 0; fi; \
+	rm -rf $(BUILD)/bench-ab-smoke && \
+	$(AB_FLAGS) sh bench/ab.sh HEAD "--op qk_norm --head-dim 64 --num-heads 4 --num-kv-heads 2 --dtype f32" 1 \
+	  $(BUILD)/bench-ab-smoke --quick --filter qk_decode >/dev/null && \
+	python3 -c 'import sys; t = open(sys.argv[1]).read().splitlines(); \
+	  rows = [l for l in t if l.startswith("| QK-norm decode")]; \
+	  assert len(rows) >= 2 and all(float(l.split("|")[6]) > 0 for l in rows), t; \
+	  print("bench-ab-smoke: %d kernels timed on both sides (speed not asserted)" % len(rows))' \
+	  $(BUILD)/bench-ab-smoke/ab.md
+
+TEST_TARGETS += bench-ab-smoke
