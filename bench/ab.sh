@@ -27,7 +27,8 @@ sha=$(git -C "$root" rev-parse --verify --quiet "$rev^{commit}") || {
 }
 : "${CC:=cc}" "${CFLAGS:=-std=c11 -O2 -g}"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT INT TERM
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 130' INT TERM
 mkdir -p "$tmp/rev" "$outdir"
 # the generator of REV: its gen/, templates/ and runtime/
 git -C "$root" archive "$sha" gen templates runtime | tar -x -C "$tmp/rev"
