@@ -79,8 +79,8 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
--- Token-major f32 QK-norm calls over this many bytes of heads stream
--- head by head (env.group_tokens); 16-bit ones stay grouped at every length.
+-- QK-norm calls over this many bytes of heads stream f32 heads row by row
+-- and put 16-bit ones in smaller groups (env.group_tokens, env.G_long).
 local STREAM_F32_BYTES = 256 * 1024
 -- Largest group of heads (bytes) in such long calls (env.G_long), unless
 -- the table says (V.long_group_bytes).
@@ -242,9 +242,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- in 2048-token token-major prefill (f32 head_dim 64, 128) and 40-75 %
   -- slower in decode; 16-bit heads 35-50 % slower in both (bench/RESULTS.md
   -- run 12).  16-bit heads stay grouped, in groups of at most
-  -- LONG_GROUP_BYTES (AVX2: 512, isa/avx2.lua) but at least 2: with 512-byte heads (head_dim 256) groups of 2 took
-  -- 2048-token prefill from 1.2 to 0.8 x the in-place pass (bf16; f16 1.5
-  -- -> 1.15) where decode keeps groups of 4 (13 % faster there; run 14).
+  -- LONG_GROUP_BYTES (AVX2: 512, isa/avx2.lua) but at least 2: with
+  -- 512-byte heads (head_dim 256) groups of 2 took 2048-token prefill
+  -- from 1.2 to 0.8 x the in-place pass (bf16; f16 1.5 -> 1.15) where
+  -- decode keeps groups of 4 (13 % faster there; run 14).
   -- Head-major calls the same (run 26, Zen 3, AVX2, 2048-token prefill of
   -- 32 + 8 heads: f32 head_dim 128 1.16-1.34 -> 1.05-1.09 x the in-place
   -- pass, 64 1.07-1.26 -> 0.99-1.09, bf16 256 1.31-1.57 -> 1.14-1.25).
