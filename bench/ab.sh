@@ -38,11 +38,7 @@ git -C "$root" archive "$sha" gen templates runtime | tar -x -C "$tmp/rev"
 build() { # $1: kgen, $2: side
   # shellcheck disable=SC2086 # SPEC may be several kgen words
   "$1" $spec -o "$tmp/$2" >/dev/null
-  p=$(ls "$tmp/$2")
-  # shellcheck disable=SC2086 # CFLAGS is a list of flags
-  $CC $CFLAGS -pthread -I"$tmp/$2/$p" -I"$root/bench" -DKB_PACK_HEADER="\"$p.h\"" \
-    -DKB_PACK_VARIANTS="${p}_variants" -DKB_PACK_NUM="${p}_num_variants" \
-    "$root"/bench/bench.c "$root"/bench/kb_*.c "$tmp/$2/$p"/*.c -lm -o "$tmp/bench-$2"
+  sh "$root/bench/build.sh" "$tmp/$2" "$tmp/bench-$2"
 }
 build "$tmp/rev/gen/kgen" a
 build "$root/gen/kgen" b

@@ -16,6 +16,8 @@ BENCH_SPEC := bench/specs/bench.lua
 BENCH_PACK := kgb
 BENCH_CFLAGS ?= -O2 -g
 BENCH_ARGS ?=
+# the compiler and flags bench/build.sh and bench/ab.sh build with
+AB_FLAGS = CC="$(CC)" CFLAGS="$(CSTD) $(BENCH_CFLAGS) $(WARN)"
 # the harness is bench.c + its kb_* helpers (other files in bench/ are not it)
 BENCH_SRC := bench/bench.c $(wildcard bench/kb_*.c)
 BENCH_COMMIT = $(shell git describe --always --dirty 2>/dev/null || echo unknown)
@@ -39,9 +41,7 @@ bench: deps $(BUILD)/bench
 # own header and variant table.  $(call kb_bench_build,GENDIR,BINARY), where
 # GENDIR holds one generated pack (its folder's name is the pack's name).
 define kb_bench_build
-p=$$(ls $(1)) && $(CC) $(CSTD) $(BENCH_CFLAGS) $(WARN) -pthread -I$(1)/$$p -Ibench \
-  -DKB_PACK_HEADER="\"$$p.h\"" -DKB_PACK_VARIANTS=$${p}_variants -DKB_PACK_NUM=$${p}_num_variants \
-  $(BENCH_SRC) $(1)/$$p/*.c -lm -o $(2)
+$(AB_FLAGS) sh bench/build.sh $(1) $(2)
 endef
 
 # Why: a user's question is how fast the kernels of *their* model run.
@@ -101,7 +101,6 @@ TEST_TARGETS += bench-smoke
 # working tree's, the same harness and shapes, run alternately AB_RUNS
 # times each (bench/ab.sh; bench/README.md).
 AB_RUNS ?= 5
-AB_FLAGS = CC="$(CC)" CFLAGS="$(CSTD) $(BENCH_CFLAGS) $(WARN)"
 .PHONY: bench-ab bench-ab-smoke
 bench-ab: deps
 	@if [ -z "$(BASE)" ]; then echo 'bench-ab: say which revision to compare with: make bench-ab BASE=HEAD~1 [SPEC=...] [AB_RUNS=5]' >&2; exit 2; fi

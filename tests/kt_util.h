@@ -97,6 +97,8 @@ void kt_row_get(const kt_case *c, size_t r, kt_row *row);
 void kt_row_name(const kt_case *c, size_t r, char *buf, size_t len);
 /* Store round_T(vals[i]) into pristine row r. */
 void kt_set_row(kt_case *c, size_t r, const double *vals);
+/* Fill every usable input element (row gaps too) with a finite value;
+ * call before the rows are set. */
 void kt_fill_gaps(kt_case *c);
 
 /* Runs the variant `v` (NULL: the case's own) on the pristine inputs:
