@@ -214,9 +214,12 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local pg = p
   if op.group and V.group_unrolled and env.row_bytes <= 512 then pg = row.plan_unrolled(p) or p end
   env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
-  -- tables marked pair_groups (AVX2): token-major heads whose counts are
+  -- tables marked pair_groups (AVX2, AVX-512): token-major heads whose counts are
   -- even but not both multiples of G go in chained pairs (`chained`
-  -- below) rather than groups of G, the rest head by head, unchained
+  -- below) rather than groups of G, the rest head by head, unchained.
+  -- Such kernels have no AVX-512 line-frame twin (groups of 4 only,
+  -- `use_lf`): off alignment the chained pairs took 0.72-0.83 of the
+  -- time of its unchained groups on an Intel Xeon (RESULTS run 27)
   if env.G > 2 and V.pair_groups and k.layout == "token_major" and k.num_heads % 2 == 0
     and k.num_kv_heads % 2 == 0 and (k.num_heads % env.G ~= 0 or k.num_kv_heads % env.G ~= 0) then
     env.G = 2
@@ -242,7 +245,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- in 2048-token token-major prefill (f32 head_dim 64, 128) and 40-75 %
   -- slower in decode; 16-bit heads 35-50 % slower in both (bench/RESULTS.md
   -- run 12).  16-bit heads stay grouped, in groups of at most
-  -- LONG_GROUP_BYTES (AVX2: 512, isa/avx2.lua) but at least 2: with
+  -- LONG_GROUP_BYTES (AVX2, AVX-512: 512, isa/) but at least 2: with
   -- 512-byte heads (head_dim 256) groups of 2 took 2048-token prefill
   -- from 1.2 to 0.8 x the in-place pass (bf16; f16 1.5 -> 1.15) where
   -- decode keeps groups of 4 (13 % faster there; run 14).

@@ -32,7 +32,7 @@ local M = {
   -- most this many bytes (gen/pack.lua, G_long): bf16 head_dim 128 in
   -- pairs, not fours, measured 5-8 % faster in 2048-token prefill of
   -- 32 + 8 heads on a Zen 3 core, token-major and head-major alike
-  -- (bench/RESULTS.md run 26); AVX-512 keeps 1 KiB (its Zen 4 figure)
+  -- (bench/RESULTS.md run 26); AVX-512 too (Intel Xeon, run 27)
   long_group_bytes = 512,
   target = "avx2,fma,f16c",
   guard = "defined(__x86_64__) || defined(__i386__)",

@@ -22,12 +22,24 @@ local M = {
   -- slower (RESULTS run 16); AVX2 measured no gain
   ahead2_group = true,
   -- head-major QK-norm calls of fewer tokens than a group (decode) group
-  -- each token's heads across heads (qk_norm.c.tpl), as on AVX2 (isa/avx2.lua:
-  -- 1.4-1.8x faster there).  Not timed on an AVX-512 core yet: taken on the
-  -- Zen 4 figure for the same choice token-major, where head by head
-  -- measured 40-75 % slower in decode than groups (gen/pack.lua, RESULTS
-  -- run 12); correctness by test-kernels and test-avx512-emu
+  -- each token's heads across heads (qk_norm.c.tpl), as on AVX2: decode
+  -- 32 + 8 heads on an Intel Xeon (Emerald Rapids), builds alternated, head
+  -- by head took 1.36-1.55x as long for bf16 (head_dim 64-256) and
+  -- 1.12-1.38x for f32 (64, 128) (bench/RESULTS.md run 27)
   head_major_groups = true,
+  -- token-major QK-norm whose head counts are even but not both multiples
+  -- of 4 (8 + 2, 6 + 2) goes in chained pairs, as on AVX2 (gen/pack.lua):
+  -- decode 6 + 2 heads on that Xeon took 0.70-0.88x the time (bf16 and
+  -- f32, head_dim 64 and 128, two sessions of runs; bf16 64 once 1.04x),
+  -- 2048-token prefill 0.94-1.07x (RESULTS run 27)
+  pair_groups = true,
+  -- long QK-norm calls group 16-bit heads in at most 512 bytes, as on AVX2
+  -- (gen/pack.lua, G_long): head_dim 128 in pairs, not fours.  2048-token
+  -- prefill of 32 + 8 bf16 heads on that Xeon, ratio to the in-place pass:
+  -- head-major 1.49-1.53 -> 1.16-1.30, token-major 1.36-1.39 -> 1.30-1.32
+  -- (RESULTS run 27).  Pairs stay the floor: 256 bytes (head_dim 64 in
+  -- pairs) took 1.15-1.33x the time there
+  long_group_bytes = 512,
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
   -- cannot realign them in registers (nt_shift)
@@ -206,7 +218,8 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
-  nt_row = M.nt_row, head_major_groups = M.head_major_groups,
+  nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
+  long_group_bytes = M.long_group_bytes,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 

@@ -301,7 +301,7 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
   end)
 
-  it("ask for the next row while a non-temporal row streams out; group short 16-bit heads at any length", function()
+  it("ask for the next row while a non-temporal row streams out; group 128-byte 16-bit heads at any length", function()
     S.write(dir .. "/nt.lua", [[
 return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
@@ -370,23 +370,26 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
     assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
-    -- 16-bit heads up to 256 bytes: groups of 4 at every length (no
-    -- token-count switch); 512-byte ones in groups of 2 (1 KiB) past 256
-    -- KiB of heads; 256-byte f32 heads beyond 256 KiB stream
-    for _, n in ipairs({ "nt_q64_avx512", "nt_q128_avx512" }) do
-      assert.is_falsy(body(c, n):find("if (tokens <= ", 1, true))
-      assert.is_truthy(body(c, n):find("h += 4", 1, true))
-      assert.is_falsy(body(c, n):find("h += 2", 1, true))
+    -- 128-byte 16-bit heads: groups of 4 at every length (no token-count
+    -- switch); 256- and 512-byte ones in groups of 2 (at most 512 bytes,
+    -- isa/avx512.lua long_group_bytes) past 256 KiB of heads; 256-byte f32
+    -- heads beyond 256 KiB stream
+    local q64 = body(c, "nt_q64_avx512")
+    assert.is_falsy(q64:find("if (tokens <= ", 1, true))
+    assert.is_truthy(q64:find("h += 4", 1, true))
+    assert.is_falsy(q64:find("h += 2", 1, true))
+    for n, most in pairs({ nt_q128_avx512 = 25, nt_q256_avx512 = 12 }) do
+      local q = body(c, n)
+      local open = "if (tokens <= " .. most .. ") { /* <= 256 KiB of heads: groups of 4 */"
+      assert.is_truthy(q:find(open, 1, true), n)
+      local cut2 = q:find("    return;\n", q:find(open, 1, true), true)
+      assert.is_truthy(q:sub(1, cut2):find("h += 4", 1, true), n)
+      assert.is_falsy(q:sub(1, cut2):find("h += 2", 1, true), n)
+      assert.is_truthy(q:sub(cut2):find("h += 2", 1, true), n)
+      assert.is_falsy(q:sub(cut2):find("h += 4", 1, true), n)
+      -- the long form has no 4-lane sums: each head of a pair its own rs
+      assert.is_falsy(q:sub(cut2):find("kgi_avx512_hsum4", 1, true), n)
     end
-    local q256 = body(c, "nt_q256_avx512")
-    local cut2 = q256:find("    return;\n", q256:find("if (tokens <= 12) {", 1, true), true)
-    assert.is_truthy(q256:find("if (tokens <= 12) { /* <= 256 KiB of heads: groups of 4 */", 1, true))
-    assert.is_truthy(q256:sub(1, cut2):find("h += 4", 1, true))
-    assert.is_falsy(q256:sub(1, cut2):find("h += 2", 1, true))
-    assert.is_truthy(q256:sub(cut2):find("h += 2", 1, true))
-    assert.is_falsy(q256:sub(cut2):find("h += 4", 1, true))
-    -- the long form has no 4-lane sums: each head of a pair its own rs
-    assert.is_falsy(q256:sub(cut2):find("kgi_avx512_hsum4", 1, true))
     assert.is_truthy(body(c, "nt_f64_avx512"):find("if (tokens <= 25) {", 1, true))
   end)
 
@@ -439,7 +442,8 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
 return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "f128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "qk_norm", name = "b128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
-  { op = "qk_norm", name = "f64", head_dim = 64, num_heads = 8, num_kv_heads = 2, dtype = "f32" },
+  { op = "qk_norm", name = "f64", head_dim = 64, num_heads = 8, num_kv_heads = 1, dtype = "f32" },
+  { op = "qk_norm", name = "p64", head_dim = 64, num_heads = 8, num_kv_heads = 2, dtype = "f32" },
   { op = "qk_norm", name = "b64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "h128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f16" },
   { op = "qk_norm", name = "f72", head_dim = 72, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
@@ -467,16 +471,22 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_truthy(lf:find("int carry = 0;", 1, true), n)
       assert.is_falsy(lf:find("_lf(tokens", 1, true), n)
     end
+    -- (bf16 head_dim 128 has a long form too: pairs past 25 tokens)
     assert.is_truthy(body(c, "lf_f128_avx512"):find("&& tokens <= ", 1, true))
-    assert.is_falsy(body(c, "lf_b128_avx512"):find("&& tokens <= ", 1, true))
+    assert.is_truthy(body(c, "lf_b128_avx512"):find("&& tokens <= 25) {", 1, true))
+    assert.is_falsy(body(c, "lf_b64_avx512"):find("&& tokens <= ", 1, true))
     assert.is_truthy(body(c, "lf_hm_avx512"):find("&& ((q_stride * sizeof(*q)) & 63) == 0", 1, true))
     -- bf16 heads only where the runtime says the frame pays (not on Intel)
     for _, n in ipairs({ "lf_b128_avx512", "lf_b128_avx512_bf16dot", "lf_hm_avx512" }) do
-      assert.is_truthy(body(c, n):find("&& kg_cpu_bf16_line_frame()) {", 1, true), n)
+      assert.is_truthy(body(c, n):find("&& kg_cpu_bf16_line_frame()", 1, true), n)
     end
     for _, n in ipairs({ "lf_f128_avx512", "lf_f64_avx512" }) do
       assert.is_falsy(body(c, n):find("kg_cpu_bf16_line_frame", 1, true), n)
     end
+    -- 8 + 2 heads go in chained pairs (pair_groups), which have no twin:
+    -- off alignment they beat the twin's unchained groups of 4 (run 27)
+    assert.is_falsy(c:find("lf_p64_avx512_lf(", 1, true))
+    assert.is_truthy(body(c, "lf_p64_avx512"):find("h += 2", 1, true))
     -- the shared line: a masked term into each row, the scales blended
     local f = body(c, "lf_f128_avx512_lf")
     assert.is_truthy(f:find("a0_1 = _mm512_mask3_fmadd_ps(l8, l8, a0_1, kmt_s);\n"
@@ -636,18 +646,21 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_falsy(g:find("xs[", 1, true), name)
       assert.is_truthy(g:find("const int more = ", 1, true), name)
     end
-    assert.is_truthy(grouped("ch_odd_avx512"):find("const int more = h + 4 < 8;", 1, true))
-    -- AVX2 (pair_groups): 8 + 2 heads go in chained pairs, one prologue
-    -- per call, no head left to go alone; AVX-512 keeps groups of 4 there
-    local odd2 = body(S.read(dir .. "/ch/ch_avx2.c"), "ch_odd_avx2")
-    _, prologues = odd2:gsub("double sn0, sn1;", "")
-    assert.equals(1, prologues)
-    assert.is_truthy(odd2:find("for (size_t h = 0; h < 8; h += 2) {", 1, true))
-    assert.is_truthy(odd2:find("const kg_bf16 *nx = h + 2 < 8 ? q + t * q_stride + (h + 2) * 128 : k + t * k_stride;",
-      1, true))
-    assert.is_truthy(odd2:find("const int more = h + 2 < 2 || t + 1 < tokens;", 1, true))
-    assert.is_falsy(odd2:find("h++", 1, true))
-    assert.is_falsy(grouped("ch_odd_avx512"):find("double sn0, sn1;", 1, true))
+    -- AVX2 and AVX-512 (pair_groups): 8 + 2 heads go in chained pairs, one
+    -- prologue per call, no head left to go alone
+    for _, name in ipairs({ "ch_odd_avx2", "ch_odd_avx512" }) do
+      local odd2 = name:find("avx2") and body(S.read(dir .. "/ch/ch_avx2.c"), name) or grouped(name)
+      _, prologues = odd2:gsub("double sn0, sn1;", "")
+      assert.equals(1, prologues, name)
+      assert.is_truthy(odd2:find("for (size_t h = 0; h < 8; h += 2) {", 1, true), name)
+      assert.is_truthy(odd2:find("const kg_bf16 *nx = h + 2 < 8 ? q + t * q_stride + (h + 2) * 128 : k + t * k_stride;",
+        1, true), name)
+      assert.is_truthy(odd2:find("const int more = h + 2 < 2 || t + 1 < tokens;", 1, true), name)
+      assert.is_falsy(odd2:find("h++", 1, true), name)
+    end
+    -- and without the line-frame twin, built on groups of 4: chained pairs
+    -- with split loads beat its unchained groups off alignment (run 27)
+    assert.is_falsy(c:find("ch_odd_avx512_lf(", 1, true))
     -- AVX2 and AVX-512 (head_major_groups): head-major calls of under 4
     -- tokens group each token's heads across heads, the next group a head
     -- stride on; longer calls and AVX-512's line frame keep head by head
