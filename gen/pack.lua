@@ -85,7 +85,8 @@ local STREAM_F32_BYTES = 256 * 1024
 -- Largest group of heads (bytes) in such long calls (env.G_long), unless
 -- the table says (V.long_group_bytes).
 local LONG_GROUP_BYTES = 1024
--- Head-major QK-norm rows prefetch this far ahead in their head (env.hm_pf_bytes).
+-- Head-major QK-norm rows prefetch this far ahead in their head
+-- (env.hm_pf_bytes), unless the table says (V.hm_pf_bytes).
 local HM_PF_BYTES = 4096
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
@@ -230,7 +231,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- pass, bf16 head_dim 64 1.69-1.79 -> 1.19-1.34, 128 1.60-1.66 ->
   -- 1.25-1.46, 256 1.55-1.59 -> 1.43, f32 128 1.34-1.41 -> 1.29-1.34
   -- (bench/RESULTS.md run 25; 4 KiB did as well as 2, 8 or 16 KiB)
-  env.hm_pf_bytes = (k.layout == "head_major" and V.name ~= "scalar") and HM_PF_BYTES or nil
+  env.hm_pf_bytes = (k.layout == "head_major" and V.name ~= "scalar") and (V.hm_pf_bytes or HM_PF_BYTES) or nil
   -- token-major heads whose counts are multiples of G: one pipeline of
   -- groups per call (qk_norm.c.tpl, `chained`).  The second pass loads
   -- and splits its rows again: keeping the split f32 rows of the next

@@ -40,6 +40,13 @@ local M = {
   -- (RESULTS run 27).  Pairs stay the floor: 256 bytes (head_dim 64 in
   -- pairs) took 1.15-1.33x the time there
   long_group_bytes = 512,
+  -- head-major QK-norm rows prefetch 1 KiB ahead in their head, not 4
+  -- (gen/pack.lua HM_PF_BYTES): 2048-token prefill of 32 + 8 heads on a
+  -- Zen 4 core, builds alternated, head_dim 128 and 256 took 0.74-0.81x
+  -- the time (f32) and 0.88-0.96x (bf16), head_dim 64 0.88-1.03x; no
+  -- prefetch did as well for f32, less well for bf16 (RESULTS run 28).
+  -- Not timed on an Intel core
+  hm_pf_bytes = 1024,
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
   -- cannot realign them in registers (nt_shift)
@@ -219,7 +226,7 @@ local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
-  long_group_bytes = M.long_group_bytes,
+  long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 
