@@ -6,7 +6,7 @@
 if (!exists("datafile")) datafile = 'out/bench.dat'
 if (!exists("outfile")) outfile = 'out/bench.png'
 
-stats datafile using 2 nooutput
+stats datafile using 0 nooutput
 nblocks = STATS_blocks
 
 set terminal pngcairo size 1500, 520 * nblocks font "sans,10"
