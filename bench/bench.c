@@ -65,9 +65,10 @@ typedef struct kb_case {
   size_t es;                /* element size */
   size_t nsets, next;       /* rotation */
   unsigned char *a, *b;     /* rms/ln: x sets, y sets; qk: fused QKV sets */
-  unsigned char *a_map, *b_map; /* the mappings (a, b start --offset bytes in) */
+  unsigned char *n;         /* the non-temporal copy's own destination (L2, LLC shapes) */
+  unsigned char *a_map, *b_map, *n_map; /* the mappings (a, b, n start --offset bytes in) */
   size_t a_set, b_set;      /* bytes between sets */
-  size_t a_len, b_len;      /* mapped bytes */
+  size_t a_len, b_len, n_len; /* mapped bytes */
   unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w */
   size_t stride;            /* elements between rows (tokens) */
   size_t tstep;             /* elements from a row (token) to the next: stride, or head_dim head-major */
@@ -133,11 +134,14 @@ static void kb_job_run(void *arg)
      * into the set half a rotation away (same layout, so the data stays
      * valid).  Not the next set: the next call would then read what this
      * one just wrote, from L1, while the kernel reads its set from where
-     * the rotation leaves it (L2 for decode). */
+     * the rotation leaves it (L2 for decode).  The non-temporal copy of
+     * a cached shape writes its own buffer: its stores take their lines
+     * out of every cache, and on the sets they would leave the next items
+     * to fetch from DRAM what the shape says is in L2 or the LLC. */
     unsigned char *dst = c->b ? c->b + j->set * c->b_set
                               : c->a + ((j->set + c->nsets / 2) % c->nsets) * c->a_set;
     if (j->it->kind == KB_MEMCPY) kb_ceil_memcpy(dst, a, j->r0, j->r1, c->rg_bytes, c->rg_stride);
-    else kb_ceil_ntcopy(dst, a, j->r0, j->r1, c->rg_bytes, c->rg_stride);
+    else kb_ceil_ntcopy(c->n ? c->n : dst, a, j->r0, j->r1, c->rg_bytes, c->rg_stride);
     break;
   }
   default:
@@ -258,6 +262,7 @@ static void kb_case_free(kb_case *c)
 {
   kb_sys_free(c->a_map, c->a_len);
   kb_sys_free(c->b_map, c->b_len);
+  kb_sys_free(c->n_map, c->n_len);
   free(c->w1);
   free(c->w2);
   memset(c, 0, sizeof *c);
@@ -320,9 +325,13 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   c->b_map = c->b_len ? kb_sys_alloc(c->b_len) : NULL;
   c->a = c->a_map ? c->a_map + off : NULL;
   c->b = c->b_map ? c->b_map + off : NULL;
+  /* (DRAM shapes: their sets are out of the caches anyway; no more memory) */
+  c->n_len = sh->resid == KB_DRAM ? 0 : (c->b_set ? c->b_set : c->a_set) + (off ? 64 : 0);
+  c->n_map = c->n_len ? kb_sys_alloc(c->n_len) : NULL;
+  c->n = c->n_map ? c->n_map + off : NULL;
   c->w1 = kb_weights(wn, dtype, 0, sh->weight_offset);
   c->w2 = sh->op == KG_OP_RMSNORM ? NULL : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM, sh->weight_offset);
-  if (!c->a || (c->b_len && !c->b) || !c->w1 || (sh->op != KG_OP_RMSNORM && !c->w2)) {
+  if (!c->a || (c->b_len && !c->b) || (c->n_len && !c->n) || !c->w1 || (sh->op != KG_OP_RMSNORM && !c->w2)) {
     kb_case_free(c);
     return -1;
   }
