@@ -605,12 +605,13 @@ END_TEST
  * in buffers of their own, k at another offset than q or on a line
  * boundary, as two mallocs leave them; head-major heads one after the
  * other and a line apart, so a decode call's heads are not one block;
- * RMSNorm rows one after the other and a line apart, and y at another
- * offset than x), for 1 and 5 tokens
- * or rows,
- * with and without rows on the slow path, each row (and
- * rstd) must get the bits of the aligned call, and nothing outside the
- * rows may change. */
+ * RMSNorm and LayerNorm rows one after the other and a line apart, and y
+ * at another offset than x), for 1 and 5 tokens or rows, with and without
+ * rows on the slow path, each row (and rstd, mean) must get the bits of
+ * the aligned call, and nothing outside the rows may change.  Built with
+ * KG_NT_BYTES=1 (test-kernels-nt) every out-of-place call takes the
+ * streaming stores, so y off alignment goes through the realigning streams
+ * (kgi_ntr / kgi_ntw) or the stack row. */
 START_TEST(t_lines) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
@@ -675,7 +676,7 @@ START_TEST(t_lines) {
         if (qk && shift) /* the geometry the message claims: k on its own */
           ck_assert_uint_eq((uintptr_t)b.out[1].p & 63, yoff);
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
-        if (qk)
+        if (qk || v->op == KG_OP_LAYERNORM) /* k_w, beta */
           memcpy(b.par[1].p, a.par[1].p, v->dim * es);
         for (r = 0; r < kt_rows(&a); r++) {
           kt_row row;
@@ -716,7 +717,7 @@ const kt_test kt_qkn_tests[] = {
     {"KT-QKN-LONG long calls match 1-token calls bit for bit", &t_qkn_long,
      KT_QK},
     {"KT-LINES rows at any offset into a cache line match aligned bit for bit",
-     &t_lines, KT_RMS | KT_QK},
+     &t_lines, KT_RMS | KT_QK | KT_LN},
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},

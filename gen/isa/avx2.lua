@@ -73,6 +73,19 @@ function M.store_nt(dtype, base, off, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
 end
 
+-- Why: f32 rows of a large out-of-place call with y off 32-byte alignment
+-- stream each vector realigned in registers (kgi_ntr, nt_rows.c.tpl)
+-- instead of through a stack row: on a Zen 4 core, x and y 16 bytes into
+-- a line, 4096 x 8192 from DRAM against memcpy, LayerNorm 1.17 -> 0.97
+-- and RMSNorm 0.99 -> 0.84 (bench/RESULTS.md run 30).  nt_value: the
+-- vector the stream takes, where it is one register (f32); 16-bit rows
+-- keep the stack row (P has no nt_shift).
+function M.nt_value(dtype, v)
+  if dtype == "f32" then return v end
+  return nil
+end
+M.nt_shift = "kgi_ntr"
+
 function M.round(dtype, v)
   if dtype == "f32" then return v end
   if dtype == "bf16" then return "kgi_avx2_round_bf16(" .. v .. ")" end
@@ -169,6 +182,45 @@ end
 -- Why: the table a kernel of this dtype and rounding is generated with
 -- ("single" stores round ties away, kgi_a2_pack_ta).
 M.for_dtype = pair.for_dtype(M, P, storers("kgi_a2_pack_ta"))
+
+-- Why: the realigning stream of f32 rows (M.nt_shift), as isa/avx512.lua's
+-- kgi_ntr but per 32-byte store: the previous vector's last d lanes, then
+-- the current one's first 8 - d (two lane permutes by one index and a
+-- blend); a row's partial first and last stores are masked stores inside
+-- their 32 bytes.  16-bit rows keep the stack row: the same stream (by
+-- 32-bit lanes, after the pack) measured 5 % slower than it for bf16
+-- RMSNorm and LayerNorm on a Zen 4 core (bench/RESULTS.md run 30).
+local NT_STREAM = [[
+typedef struct { char *ya; __m256 prev; __m256i idx, lo, hi; } kgi_ntr;
+
+static inline __attribute__((unused)) ATTR kgi_ntr kgi_ntr_begin(void *y)
+{
+  const int d = (int)(((uintptr_t)y & 31) / 4);
+  const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  kgi_ntr s;
+  s.ya = (char *)y - 4 * d;
+  s.prev = _mm256_setzero_ps();
+  s.idx = _mm256_and_si256(_mm256_sub_epi32(lane, _mm256_set1_epi32(d)), _mm256_set1_epi32(7));
+  s.lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(d), lane);
+  s.hi = _mm256_xor_si256(s.lo, _mm256_set1_epi32(-1));
+  return s;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntr_put(kgi_ntr *s, size_t off, __m256 v)
+{
+  const __m256 line = _mm256_blendv_ps(_mm256_permutevar8x32_ps(v, s->idx),
+                                       _mm256_permutevar8x32_ps(s->prev, s->idx), _mm256_castsi256_ps(s->lo));
+  if (off) _mm256_stream_ps((float *)(void *)(s->ya + 4 * off), line);
+  else _mm256_maskstore_ps((float *)(void *)s->ya, s->hi, line);
+  s->prev = v;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_ntr_end(kgi_ntr *s, size_t n)
+{
+  _mm256_maskstore_ps((float *)(void *)(s->ya + 4 * n), s->lo, _mm256_permutevar8x32_ps(s->prev, s->idx));
+}
+
+]]
 
 -- Why: helpers that do not fit one expression, emitted once per file with
 -- the file's target attribute (static, so packs never clash).
@@ -289,6 +341,7 @@ static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack_ta(kgi_a2 v)
 ]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_a2", "kgi_aw2", "avx2") .. "\n" end)
   local half = "_mm256_stream_si256((__m256i *)(d + i + OFF), _mm256_loadu_si256((const __m256i *)(s + i + OFF)));"
   text = text .. pair.c_nt_row(half:gsub("OFF", "0") .. "\n    " .. half:gsub("OFF", "32"))
+  text = text .. NT_STREAM
   text = text .. pair.c_ops(M, "kgi_a2", "kgi_aw2", 8, "_mm256_store_ps", "_mm256_load_ps")
   return (text:gsub("ATTR", attr))
 end
