@@ -823,16 +823,21 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench: %s/%s/%s: output differs from the scalar variant by %g\n", sh->name,
                     kb_dtype_name[d], kg_cpu_isa_name(items[k].v->isa), items[k].check_err);
         }
+      const double ghz = kb_sys_core_ghz();
+      if (done == 0) meta.ghz_start = ghz;
       const double t0 = kb_sys_now_ns();
       fprintf(stderr, "bench: [%d/%d] %s/%s: %zu sets x %.2f MiB, %d items ...", ++done, ncases, sh->name,
               kb_dtype_name[d], c.nsets, (double)(c.a_set + c.b_set) / 1048576.0, nitems);
       fflush(stderr);
+      const size_t first = nrows;
       nrows += kb_run_case(&c, &o, items, nitems, rows + nrows);
+      for (size_t k = first; k < nrows; k++) rows[k].core_ghz = ghz;
       fprintf(stderr, " %.1f s\n", (kb_sys_now_ns() - t0) / 1e9);
       kb_case_free(&c);
     }
   }
   meta.wall_s = (kb_sys_now_ns() - t_start) / 1e9;
+  meta.ghz_end = kb_sys_core_ghz();
   if (kb_have_pool) kb_pool_stop(&kb_the_pool);
 
   kb_report_md(stdout, &meta, rows, nrows);

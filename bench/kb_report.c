@@ -61,7 +61,11 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
              "L2 shapes over <= %s, LLC shapes over <= %s, DRAM shapes over >= %s; "
              "x and y start %zu bytes past a 64-byte boundary, QK-norm k %zu bytes further |\n",
           m->rounds_small, m->rounds_large, m->min_batch_ns / 1000.0, d, e, g, m->offset, m->kshift);
-  fprintf(f, "| run time | %.1f s |\n\n", m->wall_s);
+  fprintf(f, "| run time | %.1f s |\n", m->wall_s);
+  fprintf(f, "| core clock | %.2f GHz at the start, %.2f at the end, as a chain of dependent adds sees it "
+             "(0: not measured here); per shape in the ceilings table. A shared host moves it, and compute-bound "
+             "kernels with it more than the ceilings: compare runs at like clocks |\n\n",
+          m->ghz_start, m->ghz_end);
   fprintf(f, "Bytes per call = read + written (q and k heads only for the in-place QK-norm) + the weights once. "
              "ratio = kernel time per byte / ceiling time per byte (= ceiling GB/s / kernel GB/s), "
              "the median of the per-round paired ratios; <= 1 is as fast as the ceiling. "
@@ -127,8 +131,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   }
 
   fprintf(f, "\n## Ceilings (same bytes, same buffers, interleaved with the kernels)\n\n");
-  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint |\n");
-  fprintf(f, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n");
+  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint | core GHz |\n");
+  fprintf(f, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (size_t i = 0; i < n; i++) {
     const kb_row *r = &rows[i];
     if (!kb_new_group(rows, i)) continue;
@@ -144,8 +148,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_num(x4, sizeof x4, "%.1f", mc2 ? mc2->gbps : NAN);
     kb_num(x5, sizeof x5, "%.1f", rw2 ? rw2->gbps : NAN);
     kb_size(fp, sizeof fp, r->footprint);
-    fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %zu x = %s |\n", r->label, r->resid, r->dtype,
-            (mc ? mc->bytes : 0.0) / 1e6, x1, x2, x3, x4, x5, r->nsets, fp);
+    fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %zu x = %s | %.2f |\n", r->label, r->resid, r->dtype,
+            (mc ? mc->bytes : 0.0) / 1e6, x1, x2, x3, x4, x5, r->nsets, fp, r->core_ghz);
   }
 
   /* one table per ISA the issue sets targets for (AVX-512 first) */
@@ -217,6 +221,8 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   kb_jnum(f, "offset_bytes", (double)m->offset, 0);
   kb_jnum(f, "k_shift_bytes", (double)m->kshift, 0);
   kb_jnum(f, "wall_s", m->wall_s, 0);
+  kb_jnum(f, "core_ghz_start", m->ghz_start, 0);
+  kb_jnum(f, "core_ghz_end", m->ghz_end, 0);
   fprintf(f, "\"quick\": %s},\n  \"results\": [", m->quick ? "true" : "false");
   for (size_t i = 0; i < n; i++) {
     const kb_row *r = &rows[i];
@@ -238,6 +244,7 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_jnum(f, "ratio", r->ratio, 0);
     kb_jnum(f, "ratio_p25", r->ratio_p25, 0);
     kb_jnum(f, "ratio_p75", r->ratio_p75, 0);
+    kb_jnum(f, "core_ghz", r->core_ghz, 0);
     kb_jnum(f, "ratio_vs_nt_copy", r->ratio_nt, 0);
     kb_jnum(f, "target", r->target > 0 ? r->target : NAN, 0);
     if (r->met < 0) fprintf(f, "\"met\": null, ");

@@ -33,6 +33,7 @@ typedef struct kb_row {
   int disturbed;        /* rounds timed by on-CPU time (no quiet retry) */
   int check;            /* output vs the scalar variant: 0 agrees, 1 differs, -1 unchecked */
   double check_err;     /* largest difference found */
+  double core_ghz;      /* kb_sys_core_ghz just before the row's case */
 } kb_row;
 
 /* What the run was, for the report headers. */
@@ -53,6 +54,7 @@ typedef struct kb_meta {
   size_t kshift;        /* --k-shift: QK-norm k that many bytes further */
   double min_batch_ns;
   double wall_s;
+  double ghz_start, ghz_end; /* kb_sys_core_ghz before the first case, after the last */
   int quick;
 } kb_meta;
 

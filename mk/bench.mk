@@ -67,10 +67,12 @@ bench-spec: deps | $(BUILD)
 bench-smoke: $(BUILD)/bench
 	$(BUILD)/bench --quick --filter rmsnorm_4096x1/f32 --md $(BUILD)/bench-smoke.md \
 	  --json $(BUILD)/bench-smoke.json --dat $(BUILD)/bench-smoke.dat >/dev/null
-	python3 -c 'import json, sys; r = json.load(open(sys.argv[1]))["results"]; \
+	python3 -c 'import json, sys, platform; d = json.load(open(sys.argv[1])); r = d["results"]; \
 	  k = [x for x in r if x["kind"] == "kernel"]; c = {x["what"] for x in r if x["kind"] == "ceiling"}; \
 	  assert k and all(x["ns_median"] > 0 and x["gbps"] > 0 for x in r), "no timings"; \
 	  assert c == {"memcpy", "nt-copy", "rmw"}, c; \
+	  g = [d["meta"]["core_ghz_start"], d["meta"]["core_ghz_end"]] + [x["core_ghz"] for x in r]; \
+	  assert all(0.3 < x < 10 for x in g) if platform.machine() in ("x86_64", "aarch64") else g, g; \
 	  assert all(x["check_vs_scalar"] == "agrees" for x in k), "a variant differs from scalar"; \
 	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted)" % len(k))' \
 	  $(BUILD)/bench-smoke.json
