@@ -51,6 +51,7 @@ static const char *const kb_dtype_name[] = { "f32", "bf16", "f16" };
 /* Run-wide settings from the command line and the machine. */
 typedef struct kb_opts {
   int quick, no2t, rounds_small, rounds_large;
+  int no_rotate;            /* --no-rotate: cached shapes call on one set */
   size_t offset;            /* bytes past a 64-byte boundary where x and y sets start */
   size_t kshift;            /* QK-norm: K heads this many bytes further into their lines than Q */
   double min_batch_ns;
@@ -64,6 +65,7 @@ typedef struct kb_case {
   int dtype;
   size_t es;                /* element size */
   size_t nsets, next;       /* rotation */
+  int fixed;                /* --no-rotate on a cached shape: every call on set 0 */
   unsigned char *a, *b;     /* rms/ln: x sets, y sets; qk: fused QKV sets */
   unsigned char *n;         /* the non-temporal copy's own destination (L2, LLC shapes) */
   unsigned char *a_map, *b_map, *n_map; /* the mappings (a, b, n start --offset bytes in) */
@@ -162,7 +164,7 @@ static double kb_batch(kb_case *c, const kb_item *it, size_t reps, double *on_mi
   const double w0 = two ? kb_sys_cpu_ns(kb_the_pool.clock) : 0.0;
   const double t0 = kb_sys_now_ns();
   for (size_t i = 0; i < reps; i++) {
-    const size_t s = c->next++ % c->nsets;
+    const size_t s = c->fixed ? 0 : c->next++ % c->nsets;
     if (!two) {
       kb_job j = { c, it, s, 0, rows };
       kb_job_run(&j);
@@ -236,10 +238,13 @@ static unsigned char *kb_weights(size_t n, int dtype, int is_beta, float offset)
 }
 
 /* Why: sets as big as the residency allows (L2, LLC) or as many as it
- * takes to spill the caches (DRAM); in-place qk needs 2 for its copy. */
+ * takes to spill the caches (DRAM); in-place qk needs 2 for its copy.
+ * --no-rotate: one set for cached shapes (in-place qk: its copy's second),
+ * as a harness that calls the kernel on one buffer over and over sees it. */
 static size_t kb_nsets(const kb_opts *o, int resid, double per_set, int need2)
 {
   double n;
+  if (o->no_rotate && resid != KB_DRAM) return need2 ? 2 : 1;
   if (resid == KB_L2) n = floor((double)o->l2_target / per_set);
   else if (resid == KB_LLC) n = floor((double)o->llc_target / per_set);
   else n = ceil((double)o->dram_target / per_set);
@@ -315,6 +320,7 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   c->a_set = kb_round_set(a_bytes);
   c->b_set = b_bytes ? kb_round_set(b_bytes) : 0;
   c->nsets = kb_nsets(o, sh->resid, (double)(a_bytes + b_bytes), sh->op == KG_OP_QK_NORM);
+  c->fixed = o->no_rotate && sh->resid != KB_DRAM;
   /* --offset: every set starts that many bytes (whole elements) past a
    * line boundary, as a malloc'd buffer does (16); the sets keep their
    * size, so all of them do */
@@ -519,7 +525,7 @@ static size_t kb_run_case(kb_case *c, const kb_opts *o, kb_item *items, int nite
     memset(row, 0, sizeof *row);
     snprintf(row->shape, sizeof row->shape, "%s", sh->name);
     snprintf(row->label, sizeof row->label, "%s", sh->label);
-    row->resid = kb_resid_name[sh->resid];
+    row->resid = c->fixed ? "1 set" : kb_resid_name[sh->resid];
     row->dtype = kb_dtype_name[c->dtype];
     row->ceiling = it->kind != KB_KERNEL;
     snprintf(row->what, sizeof row->what, "%s",
@@ -582,6 +588,9 @@ static void kb_usage(FILE *f)
           "  --k-shift N     QK-norm: k starts N more bytes into its line than q (default 0;\n"
           "                  q and k from two mallocs), rounded down to whole elements\n"
           "  --no-2t         skip the 2-thread runs\n"
+          "  --no-rotate     call every kernel and ceiling of an L2 or LLC shape on one\n"
+          "                  set of buffers (the data stays in L1/L2, as a harness that\n"
+          "                  does not rotate sees it); DRAM shapes still rotate\n"
           "  --commit S      commit recorded in the report\n"
           "  --date S        date recorded in the report (default: today, UTC)\n"
           "  --list          print the shapes and the variants that fit them\n");
@@ -635,6 +644,7 @@ int main(int argc, char **argv)
     const int more = i + 1 < argc;
     if (!strcmp(a, "--quick")) o.quick = 1;
     else if (!strcmp(a, "--no-2t")) o.no2t = 1;
+    else if (!strcmp(a, "--no-rotate")) o.no_rotate = 1;
     else if (!strcmp(a, "--list")) list = 1;
     else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
       kb_usage(stdout);
@@ -751,6 +761,7 @@ int main(int argc, char **argv)
   meta.rounds_large = o.rounds_large;
   meta.min_batch_ns = o.min_batch_ns;
   meta.quick = o.quick;
+  meta.no_rotate = o.no_rotate;
 
   /* rows: at most (variants + 3 ceilings) x 2 thread counts per case */
   const size_t max_rows = nshapes * 3 * (nv + 3) * 2 + 16;

@@ -56,6 +56,7 @@ typedef struct kb_meta {
   double wall_s;
   double ghz_start, ghz_end; /* kb_sys_core_ghz before the first case, after the last */
   int quick;
+  int no_rotate;        /* --no-rotate: cached shapes on one set */
 } kb_meta;
 
 void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n);

@@ -5,8 +5,8 @@
 #                     BENCH_ARGS passes options (e.g. --filter qk_prefill)
 #   make bench-smoke  in TEST_TARGETS: the harness builds and runs --quick on
 #                     one small shape and writes well-formed reports, and on
-#                     QK-norm decode with q and k at different offsets; no
-#                     speed is asserted
+#                     QK-norm decode with q and k at different offsets, and
+#                     --no-rotate; no speed is asserted
 # Copy figures worth keeping into bench/RESULTS.md by hand (machine, date,
 # commit come with the report).
 
@@ -89,6 +89,16 @@ bench-smoke: $(BUILD)/bench
 	  assert k and all(x["check_vs_scalar"] == "agrees" for x in k), "q/k at different offsets: a variant differs"; \
 	  print("bench-smoke: q and k at different offsets (--k-shift): %d variants agree" % len(k))' \
 	  $(BUILD)/bench-smoke-k.json
+	$(BUILD)/bench --quick --no-2t --no-rotate --filter qk_decode_h64/bf16,rmsnorm_4096x8192/f32 \
+	  --json $(BUILD)/bench-smoke-nr.json >/dev/null
+	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); r = d["results"]; \
+	  k = [x for x in r if x["kind"] == "kernel"]; \
+	  assert d["meta"]["no_rotate"] is True, d["meta"]; \
+	  assert all(x["sets"] == 2 and x["data_in"] == "1 set" for x in r if x["shape"] == "qk_decode_h64"), r; \
+	  assert all(x["data_in"] == "DRAM" for x in r if x["shape"] == "rmsnorm_4096x8192"), r; \
+	  assert k and all(x["check_vs_scalar"] == "agrees" and x["ns_median"] > 0 for x in k), "a variant differs"; \
+	  print("bench-smoke: --no-rotate keeps decode on one set and DRAM shapes rotating: %d variants" % len(k))' \
+	  $(BUILD)/bench-smoke-nr.json
 	rm -rf $(BUILD)/bench-odd && $(KGEN) bench/specs/odd.lua -o $(BUILD)/bench-odd/gen >/dev/null
 	$(call kb_bench_build,$(BUILD)/bench-odd/gen,$(BUILD)/bench-odd/bench)
 	$(BUILD)/bench-odd/bench --quick --no-2t --offset 16 --k-shift 16 \
