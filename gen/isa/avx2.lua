@@ -191,7 +191,7 @@ M.for_dtype = pair.for_dtype(M, P, storers("kgi_a2_pack_ta"))
 -- 32-bit lanes, after the pack) measured 5 % slower than it for bf16
 -- RMSNorm and LayerNorm on a Zen 4 core (bench/RESULTS.md run 30).
 local NT_STREAM = [[
-typedef struct { char *ya; __m256 prev; __m256i idx, lo, hi; } kgi_ntr;
+typedef struct { char *ya; __m256 prev; __m256i idx, lo; } kgi_ntr;
 
 static inline __attribute__((unused)) ATTR kgi_ntr kgi_ntr_begin(void *y)
 {
@@ -202,7 +202,6 @@ static inline __attribute__((unused)) ATTR kgi_ntr kgi_ntr_begin(void *y)
   s.prev = _mm256_setzero_ps();
   s.idx = _mm256_and_si256(_mm256_sub_epi32(lane, _mm256_set1_epi32(d)), _mm256_set1_epi32(7));
   s.lo = _mm256_cmpgt_epi32(_mm256_set1_epi32(d), lane);
-  s.hi = _mm256_xor_si256(s.lo, _mm256_set1_epi32(-1));
   return s;
 }
 
@@ -211,7 +210,7 @@ static inline __attribute__((unused)) ATTR void kgi_ntr_put(kgi_ntr *s, size_t o
   const __m256 line = _mm256_blendv_ps(_mm256_permutevar8x32_ps(v, s->idx),
                                        _mm256_permutevar8x32_ps(s->prev, s->idx), _mm256_castsi256_ps(s->lo));
   if (off) _mm256_stream_ps((float *)(void *)(s->ya + 4 * off), line);
-  else _mm256_maskstore_ps((float *)(void *)s->ya, s->hi, line);
+  else _mm256_maskstore_ps((float *)(void *)s->ya, _mm256_xor_si256(s->lo, _mm256_set1_epi32(-1)), line);
   s->prev = v;
 }
 
