@@ -30,9 +30,9 @@
 @ -- `ahead2` (pack.lua): the sum came from two steps back and the scale
 @ -- from the previous step (rn); the second pass runs inside the first
 @ -- pass of row r + 2 (NULL on the last two rows), and the next row's
-@ -- scale is computed now, from its finished sum (sn2), while this row is
-@ -- written, so the sqrt -> divide chain does not stall the start of a
-@ -- step.
+@ -- scale (rn) is computed from its finished sum (sn2) while this row is
+@ -- written: halfway through the step (row.reduce `mid`), where the sum
+@ -- has long been done, so the sqrt -> divide chain holds up nothing.
 @ local sqn, ldn = row.sum_sq("sq"), row.loader(T, "xn")
 @ -- the carried sums moved on one row at the end of a step (`summed`: the
 @ -- step summed a row, in sq)
@@ -40,16 +40,19 @@
 @   if ahead2 then return summed and "sn = sn2; sn2 = sq;" or "sn = sn2;" end
 @   return summed and "sn = sq;" or nil
 @ end
+@ local next_rn = ahead2 and fused and ("rn = " .. row.rms_scale("sn2", D, EPS) .. ";") or nil
 @ if fused then
       const double ss = sn;
 @   if ahead2 then
       const float rc = rn;
-      rn = $(row.rms_scale("sn2", D, EPS));
 @   end
 @ else
       $(indent(row.reduce(p, sq, ld, nil, vals), "      "))
 @ end
       if (KG_UNLIKELY($(slow_test))) {
+@ if next_rn then
+        $(next_rn)
+@ end
         $(slow)(xr, yr, $(w), $(rstd_out));
 @ if fused then
         if (xn) {
@@ -81,10 +84,13 @@
 @ else
 @   if fused then
       if (xn) {
-        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end), "        "))
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end, next_rn), "        "))
         $(advance(true))
         continue;
       }
+@     if next_rn then
+      $(next_rn)
+@     end
 @     if advance(false) then
       $(advance(false))
 @     end

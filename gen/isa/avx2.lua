@@ -7,6 +7,12 @@ local M = {
   name = "avx2",
   W = 8,
   regs = 16,
+  -- 16-bit RMSNorm rows up to this many bytes run two rows ahead (pack.lua
+  -- `ahead2`, the next row's scale computed halfway through a step): on a
+  -- Zen 4 core RMSNorm 1024 x 64 bf16 took 0.92x and f16 0.89x the time
+  -- (bench/RESULTS.md run 31).  With that scale at the start of a step it
+  -- had measured 5 % slower (run 15).  Not timed on Zen 3 or Intel.
+  ahead2_bytes16 = 2048,
   masked = false,
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
@@ -141,7 +147,7 @@ local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   pair_groups = M.pair_groups, head_major_groups = M.head_major_groups, nt_row = M.nt_row,
-  long_group_bytes = M.long_group_bytes,
+  long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 

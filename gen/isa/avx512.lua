@@ -13,8 +13,9 @@ local M = {
   vt = "__m512",
   -- 16-bit RMSNorm rows up to this many bytes run two rows ahead
   -- (pack.lua `ahead2`): measured 8-12 % faster at 1024 bf16 on a Zen 4
-  -- core, while f32 rows and AVX2 measured slower that way
-  -- (bench/RESULTS.md run 15)
+  -- core (bench/RESULTS.md run 15), and with the next row's scale moved
+  -- from the start of a step to its middle 8.5 % more (run 31).  f32 rows
+  -- stay one row ahead: 5 % slower two ahead, even with that move (run 31)
   ahead2_bytes16 = 2048,
   -- chained QK-norm groups of 4 sum two groups ahead and start the next
   -- group's rs a step early (pack.lua `ahead2_of`): decode 40 x 128 bf16

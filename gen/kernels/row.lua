@@ -249,13 +249,20 @@ end
 --         each chunk's terms (rms_row.c.tpl's fused form: the previous row's
 --         second pass, chunk by chunk, inside this row's first pass; the
 --         next row's prefetch in ln_row.c.tpl's non-temporal form)
+--   mid:  optional C statement emitted once, about halfway through the
+--         row, between two steps of its loops (the order of the sums does
+--         not change).  rms_row.c.tpl's `ahead2` form computes the next
+--         row's scale there: at the start of a step its sqrt -> divide
+--         chain waited on the sum just finished and held up retirement
+--         (RMSNorm 1024 x 64 bf16 on a Zen 4 core 4.29 -> 3.90 us,
+--         bench/RESULTS.md run 31).
 --
 -- A table with `dot` (the AVX512_BF16 twin of a bf16 kernel, pack.lua)
 -- sums squares straight from raw loads (V.dot.load / V.dot.sq: vdpbf16ps)
 -- into its own f32 accumulators; that applies to one sum of squares over a
 -- row read through M.loader (`vals`, if given, is then not used: the
 -- compiler merges the raw load with the row's own load of the same bytes).
-function M.reduce(p, sums, load, pre, vals, also)
+function M.reduce(p, sums, load, pre, vals, also, mid)
   local V, S = p.V, p.S
   local AV, AS = M.acc(V), M.acc(S)
   local dot = V.dot and #sums == 1 and sums[1].sq and type(load) == "table" and not pre and V.dot
@@ -367,6 +374,7 @@ function M.reduce(p, sums, load, pre, vals, also)
     if not sm.part then emit("double " .. sm.var .. " = 0.0;") end
   end
   if p.in_regs then
+    assert(not mid, "row.reduce: mid needs a streamed row")
     emit("{")
     decl("  ", has_tail)
     body(p.chunks, "  ", "v", vals)
@@ -374,28 +382,64 @@ function M.reduce(p, sums, load, pre, vals, also)
     emit("}")
     return table.concat(out, "\n")
   end
-  if p.blk_end > 0 then
-    emit("for (size_t b = 0; b < " .. util.int(p.blk_end) .. "; b += " .. util.int(p.B) .. ") {")
+  local step, nblk = tonumber(p.step), math.floor(p.blk_end / p.B)
+  -- `mid` goes between two loop steps at about the row's middle: between
+  -- whole blocks when there are two or more, else inside the loop that
+  -- crosses the middle (split in two), else after the row
+  local pending = mid
+  local function put_mid(ind)
+    emit(ind .. mid)
+    pending = nil
+  end
+  -- for (size_t i = lo; i < hi; ...) over elements [a, b) of the row,
+  -- split around mid at the middle when `may` and mid is pending;
+  -- text(x): the bound expression of element x
+  local function loop(a, b, text, ind, may)
+    local cut = nil
+    if may and pending then
+      local h = math.floor(math.floor(p.dim / 2) / step) * step
+      if h > a and h < b then cut = h end
+    end
+    local function one(x, y)
+      emit(ind .. "for (size_t i = " .. text(x) .. "; i < " .. text(y) .. "; i += " .. p.step .. ") {")
+      body(p.block, ind .. "  ", "v")
+      emit(ind .. "}")
+    end
+    if cut then
+      one(a, cut)
+      put_mid(ind)
+      one(cut, b)
+    else
+      one(a, b)
+    end
+  end
+  local function blocks(b0, b1, may)
+    emit("for (size_t b = " .. util.int(b0) .. "; b < " .. util.int(b1) .. "; b += " .. util.int(p.B) .. ") {")
     decl("  ", false)
-    emit("  for (size_t i = b; i < b + " .. util.int(p.B) .. "; i += " .. p.step .. ") {")
-    body(p.block, "    ", "v")
-    emit("  }")
+    loop(0, p.B, function(x) return x == 0 and "b" or ("b + " .. util.int(x)) end, "  ", may)
     flush("  ", false)
     emit("}")
+  end
+  if nblk >= 2 and pending then
+    local hb = math.floor(nblk / 2) * p.B
+    blocks(0, hb, false)
+    put_mid("")
+    blocks(hb, p.blk_end, false)
+  elseif nblk >= 1 then
+    blocks(0, p.blk_end, nblk == 1)
   end
   if p.loop_end > p.blk_end or #p.rest > 0 then
     emit("{")
     decl("  ", has_tail)
     if p.loop_end > p.blk_end then
-      emit("  for (size_t i = " .. util.int(p.blk_end) .. "; i < " .. util.int(p.loop_end)
-        .. "; i += " .. p.step .. ") {")
-      body(p.block, "    ", "v")
-      emit("  }")
+      loop(p.blk_end, p.loop_end, function(x) return util.int(x) end, "  ", true)
     end
     body(p.rest, "  ", "w")
+    if pending then put_mid("  ") end
     flush("  ", has_tail)
     emit("}")
   end
+  if pending then put_mid("") end
   return table.concat(out, "\n")
 end
 

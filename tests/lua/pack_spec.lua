@@ -562,32 +562,48 @@ return { name = "lr", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/lr/lr_avx2.c"):find("_lf(", 1, true))
   end)
 
-  it("sum two rows ahead only in AVX-512 16-bit RMSNorm rows of at most 2 KiB", function()
+  it("sum two rows ahead only in 16-bit RMSNorm rows of at most 2 KiB, the next scale halfway", function()
     S.write(dir .. "/ah.lua", [[
 return { name = "ah", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "rmsnorm", name = "b1k", dim = 1024, dtype = "bf16" },
   { op = "rmsnorm", name = "h1k", dim = 1024, dtype = "f16" },
   { op = "rmsnorm", name = "b1025", dim = 1025, dtype = "bf16" },
+  { op = "rmsnorm", name = "b100", dim = 100, dtype = "bf16" },
   { op = "rmsnorm", name = "f512", dim = 512, dtype = "f32" },
 } }
 ]])
     gen(dir .. "/ah.lua", dir)
-    local c = S.read(dir .. "/ah/ah_avx512.c")
     local two = "const kg_bf16 *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;"
     local one = "const kg_bf16 *xn = r + 1 < rows ? xr + x_stride : NULL;"
-    -- the next row's scale is started a step early from its finished sum
-    for _, n in ipairs({ "ah_b1k_avx512", "ah_b1k_avx512_bf16dot" }) do
-      local b = body(c, n)
-      assert.is_truthy(b:find(two, 1, true), n)
-      assert.is_truthy(b:find("rn = (float)(1.0 / sqrt(sn2 / 1024 + (double)1e-06f));", 1, true), n)
-      assert.is_truthy(b:find("const float rs = rc;", 1, true), n)
+    local rn = "rn = (float)(1.0 / sqrt(sn2 / 1024 + (double)1e-06f));"
+    -- the next row's scale comes from its finished sum, computed halfway
+    -- through the step: the fused loop split at element 512 around it
+    local function mid(step)
+      return "i < b %+ 512; i %+= " .. step .. "%) {.-}%s+" .. (rn:gsub("%p", "%%%0"))
+        .. "%s+for %(size_t i = b %+ 512;"
+    end
+    local c = S.read(dir .. "/ah/ah_avx512.c")
+    local a2 = S.read(dir .. "/ah/ah_avx2.c")
+    local cases = { { c, "ah_b1k_avx512", 128 }, { c, "ah_b1k_avx512_bf16dot", 128 }, { a2, "ah_b1k_avx2", 64 } }
+    for _, t in ipairs(cases) do
+      local b = body(t[1], t[2])
+      assert.is_truthy(b:find(two, 1, true), t[2])
+      assert.is_truthy(b:find(mid(t[3])), t[2])
+      assert.is_truthy(b:find("const float rs = rc;", 1, true), t[2])
     end
     assert.is_truthy(body(c, "ah_h1k_avx512"):find("r + 2 < rows ? xr + 2 * x_stride", 1, true))
+    assert.is_truthy(body(a2, "ah_h1k_avx2"):find("r + 2 < rows ? xr + 2 * x_stride", 1, true))
     assert.is_truthy(body(c, "ah_b1025_avx512"):find(one, 1, true))
     assert.is_truthy(body(c, "ah_f512_avx512"):find("r + 1 < rows ? xr + x_stride", 1, true))
-    local a2 = S.read(dir .. "/ah/ah_avx2.c")
-    assert.is_truthy(body(a2, "ah_b1k_avx2"):find(one, 1, true))
-    assert.is_falsy(a2:find("sn2", 1, true))
+    assert.is_falsy(body(a2, "ah_f512_avx2"):find("sn2", 1, true))
+    -- a row of one loop step (AVX2, 100 bf16: 64 + a tail of 36) takes
+    -- the scale after its loop and tail
+    local b100 = body(a2, "ah_b100_avx2")
+    assert.is_truthy(b100:find(two, 1, true))
+    local at = b100:find("for (size_t i = 0; i < 64; i += 64) {", 1, true)
+    local rn100 = "rn = (float)(1.0 / sqrt(sn2 / 100 + (double)1e-06f));"
+    assert.is_truthy(at)
+    assert.is_truthy(b100:find(rn100, at, true))
   end)
 
   it("chain a call's QK-norm groups into one pipeline", function()
