@@ -392,11 +392,12 @@ function M.rms_rows(e)
   emit("  " .. CT .. " *yr = y + r * y_stride;")
   emit(string.format("  const %s *xn = r + %d < rows ? xr + %sx_stride : NULL;", CT, A, A == 2 and "2 * " or ""))
   emit("  const double ss = sn;")
-  if A == 2 then
-    emit("  const float rc = rn;")
-    emit("  rn = " .. row.rms_scale("sn2", e.D, e.EPS) .. ";")
-  end
+  -- `ahead2`: the next row's scale from its finished sum, halfway through
+  -- the step (as rms_row.c.tpl puts it: row.reduce `mid`)
+  local next_rn = A == 2 and ("rn = " .. row.rms_scale("sn2", e.D, e.EPS) .. ";") or nil
+  if A == 2 then emit("  const float rc = rn;") end
   emit("  if (KG_UNLIKELY(" .. e.slow_test .. ")) {")
+  if next_rn then emit("    " .. next_rn) end
   emit("    " .. e.slow .. "(xr, yr, w, " .. e.rstd_out .. ");")
   emit("    if (xn) {")
   for ln in sums("xn", "sq"):gmatch("[^\n]+") do emit("      " .. ln) end
@@ -413,11 +414,17 @@ function M.rms_rows(e)
   emit("  const " .. V.vt .. " vr = " .. V.set1("rs") .. ";")
   emit("  const " .. CT .. " *xa = " .. aligned("xr") .. ";")
   emit("  " .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr & ~(uintptr_t)63);")
+  local half = math.floor(nv / 2)
+  local function pass2_mid(line)
+    if next_rn and line == half then return pass2(line) .. "\n  " .. next_rn end
+    return pass2(line)
+  end
   emit("  if (xn) {")
-  for ln in sums("xn", "sq", pass2):gmatch("[^\n]+") do emit("    " .. ln) end
+  for ln in sums("xn", "sq", pass2_mid):gmatch("[^\n]+") do emit("    " .. ln) end
   emit("    " .. advance(true))
   emit("    continue;")
   emit("  }")
+  if next_rn then emit("  " .. next_rn) end
   for line = 0, nv do emit("  " .. pass2(line)) end
   if advance(false) then emit("  " .. advance(false)) end
   emit("}")

@@ -591,6 +591,13 @@ return { name = "ah", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_truthy(b:find(mid(t[3])), t[2])
       assert.is_truthy(b:find("const float rs = rc;", 1, true), t[2])
     end
+    -- the line-frame twin (rows off line alignment) too: after line 16 of 32
+    for _, n in ipairs({ "ah_b1k_avx512_lf", "ah_b1k_avx512_bf16dot_lf" }) do
+      local lf = body(c, n)
+      assert.is_truthy(lf:find(two, 1, true), n)
+      assert.is_truthy(lf:find("const float rc = rn;\n%s*if %(KG_UNLIKELY"), n)
+      assert.is_truthy(lf:find("%(ya %+ 512%).-\n%s*" .. (rn:gsub("%p", "%%%0")) .. "\n%s*const [%w_]+ sql17 ="), n)
+    end
     assert.is_truthy(body(c, "ah_h1k_avx512"):find("r + 2 < rows ? xr + 2 * x_stride", 1, true))
     assert.is_truthy(body(a2, "ah_h1k_avx2"):find("r + 2 < rows ? xr + 2 * x_stride", 1, true))
     assert.is_truthy(body(c, "ah_b1025_avx512"):find(one, 1, true))
