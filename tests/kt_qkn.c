@@ -600,7 +600,7 @@ END_TEST
  * two scales, a group on the slow path finishing the line the group
  * before it left; RMSNorm's rows masked at both ends, their sums split
  * where a line straddles two of the aligned code's blocks; every sum's
- * lanes turned back.  At every element offset into a line (x, y and the
+ * lanes left in the frame's order for the horizontal tree.  At every element offset into a line (x, y and the
  * weights alike; QK-norm token-major on a fused QKV buffer, and q and k
  * in buffers of their own, k at another offset than q or on a line
  * boundary, as two mallocs leave them; head-major heads one after the

@@ -125,31 +125,23 @@ function M.blend(m, a, b) return "_mm512_mask_mov_ps(" .. a .. ", " .. m .. ", "
 -- line's elements from the row start on (head) and before it (tail),
 -- a full mask, and the C that defines them from `ptr`'s offset into its
 -- line (kd 32-bit lanes: 0 only for a frame of its own, `at`, where k
--- sits on a line boundary and q does not; krot turns a sum's lanes back).
-local IOTA16 = "0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15"
+-- sits on a line boundary and q does not).
 local function lf_table(line, head, tail, full, extra)
   -- the names of one frame: suffix sfx ("" for the kernel's one frame)
   local function frame(sfx)
     local f = {
       head = head .. sfx, tail = tail .. sfx, hm = "kmh" .. sfx, tm = "kmt" .. sfx,
-      rot = function(v) return "_mm512_permutexvar_ps(krot" .. sfx .. ", " .. v .. ")" end,
     }
-    -- opts.rot: also krot (sums only); opts.own: a frame of its own in a
-    -- scope that may not use every name (marked unused)
+    -- opts.own: a frame of its own in a scope that may not use every
+    -- name (marked unused)
     f.prologue = function(ptr, opts)
-      opts = opts or { rot = true }
+      opts = opts or {}
       local u = opts.own and "__attribute__((unused)) " or ""
       local out = {
         "const unsigned kd" .. sfx .. " = (unsigned)(((uintptr_t)" .. ptr .. " & 63) >> 2);",
         u .. "const __mmask16 kmh" .. sfx .. " = (__mmask16)(0xffffu << kd" .. sfx .. "), kmt" .. sfx
           .. " = (__mmask16)~kmh" .. sfx .. ";",
       }
-      if opts.rot then
-        out[#out + 1] = u .. "const __m512i krot" .. sfx
-          .. " = _mm512_and_si512(_mm512_add_epi32(_mm512_set1_epi32((int)kd" .. sfx .. "),"
-        out[#out + 1] = "    _mm512_cvtepu8_epi32(_mm_setr_epi8(" .. IOTA16 .. "))),"
-        out[#out + 1] = "    _mm512_set1_epi32(15));"
-      end
       if extra then out[#out + 1] = u .. extra(sfx) end
       return out
     end

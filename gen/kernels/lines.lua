@@ -23,10 +23,15 @@
 -- its low d lanes what the aligned code sums into m - 1.  With 1 or 2
 -- accumulators the fold adds the same two values per lane (addition
 -- commutes); with 4, the low lanes are first moved back (blends).  The
--- folded sum is then turned back by d lanes (krot) before the
--- horizontal tree, and masked-off lanes are not summed at all (an FMA
--- of a zero would add nothing either, but vdpbf16ps flushes a subnormal
--- accumulator).
+-- folded sum holds the aligned one's lanes turned by d, and goes to the
+-- horizontal tree as it is: each level of the tree (kgi_avx512_hsum)
+-- adds lane i of its n lanes to lane i + n/2, and under a turn every
+-- such pair is still a pair (it moves to another lane, its two terms
+-- maybe swapped: a + b = b + a), so the tree adds the same values to the
+-- same bits.  (Turning back cost a permute a row: decode 40 x 128 bf16
+-- at offset 16 took 3 % longer with it, RESULTS run 32.)  Masked-off
+-- lanes are not summed at all (an FMA of a zero would add nothing
+-- either, but vdpbf16ps flushes a subnormal accumulator).
 local util = require("util")
 local row = require("kernels.row")
 
@@ -139,8 +144,9 @@ end
 -- Why: one row's line-frame accumulators <pre>1 .. <pre><nacc> finished
 -- as the aligned code's: with 4, the low lanes of accumulator m hold the
 -- aligned code's m - 1 and are moved back first (blends into <bpre>1 ..,
--- emitted); then the fold, the pair table's halves added, and the lanes
--- turned back by frame F's kd.  Returns that f32 vector (C).
+-- emitted); then the fold and the pair table's halves added (lanes still
+-- turned by F's kd, which the horizontal tree does not mind: see the top).
+-- Returns that f32 vector (C).
 function M.turned(V, F, pre, nacc, bpre, emit)
   local dot = V.dot
   if nacc == 4 then
@@ -152,7 +158,7 @@ function M.turned(V, F, pre, nacc, bpre, emit)
     pre = bpre
   end
   local folded = row.fold(pre, nacc, dot and dot.acc_add or V.add)
-  return F.rot(dot and folded or V.g4.part(folded))
+  return dot and folded or V.g4.part(folded)
 end
 
 -- Why: the sums of squares of G contiguous rows from xn0 into the V4
@@ -165,7 +171,7 @@ function M.sums(V, T, CT, p, G)
   local nacc = row.nacc(p, false, dot)
   local avt = dot and dot.acc_vt or V.vt
   local zero = dot and dot.acc_zero() or V.zero()
-  local out = F.prologue("xn0", { rot = true, own = true })
+  local out = F.prologue("xn0", { own = true })
   out[#out + 1] = string.format("const %s *na = (const %s *)((uintptr_t)xn0 & ~(uintptr_t)63);", CT, CT)
   local function emit(s) out[#out + 1] = s end
   for g = 0, G - 1 do
