@@ -316,12 +316,8 @@ P.dot_ops = {
     if n == nil or n == P.W then return "_mm512_loadu_si512((const void *)(" .. q .. "))" end
     return "_mm512_maskz_loadu_epi16(" .. mask32(n) .. ", " .. q .. ")"
   end,
+  -- never with a write mask: see line_terms in kernels/lines.lua
   sq = function(acc, v) return "kgi_avx512_dot_sq(" .. acc .. ", " .. v .. ")" end,
-  -- on the lanes of mask m only, the others kept (kernels/lines.lua)
-  sqm = function(acc, v, m) return "kgi_avx512_dot_sqm(" .. acc .. ", " .. m .. ", " .. v .. ")" end,
-  -- the raw vector's elements outside element mask m zeroed (a first term:
-  -- see kernels/lines.lua on masked vdpbf16ps into a zero accumulator)
-  maskz = function(v, m) return "_mm512_maskz_mov_epi16(" .. m .. ", " .. v .. ")" end,
 }
 
 -- Why: the table a kernel of this dtype and rounding is generated with
@@ -465,14 +461,6 @@ static inline __attribute__((unused)) __attribute__((target("DOT_TARGET")))
 __m512 kgi_avx512_dot_sq(__m512 acc, __m512i u)
 {
   return _mm512_dpbf16_ps(acc, (__m512bh)u, (__m512bh)u);
-}
-
-/* Why: kgi_avx512_dot_sq on the lanes of m only, the others of acc kept
- * (a line shared by two rows, kernels/lines.lua). */
-static inline __attribute__((unused)) __attribute__((target("DOT_TARGET")))
-__m512 kgi_avx512_dot_sqm(__m512 acc, __mmask16 m, __m512i u)
-{
-  return _mm512_mask_dpbf16_ps(acc, m, (__m512bh)u, (__m512bh)u);
 }
 
 TYPES_HERE/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */

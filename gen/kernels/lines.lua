@@ -29,9 +29,9 @@
 -- such pair is still a pair (it moves to another lane, its two terms
 -- maybe swapped: a + b = b + a), so the tree adds the same values to the
 -- same bits.  (Turning back cost a permute a row: decode 40 x 128 bf16
--- at offset 16 took 3 % longer with it, RESULTS run 32.)  Masked-off
--- lanes are not summed at all (an FMA of a zero would add nothing
--- either, but vdpbf16ps flushes a subnormal accumulator).
+-- at offset 16 took 3 % longer with it, RESULTS run 32.)  A line's
+-- lanes outside a row are not summed into it: f32 by masked FMAs, bf16
+-- loaded as zeros (line_terms: GCC miscompiles a masked vdpbf16ps).
 local util = require("util")
 local row = require("kernels.row")
 
@@ -125,20 +125,34 @@ local function wref(V, p, wv, j)
   return V.lf.staged(wv .. "l", util.int(j * V.lf.line))
 end
 
--- Why: one sum-of-squares term (C statement) of line vector v into
--- accumulator a: on the lanes of mask m only (nil: all).  `fresh`: a is
--- still the zero it was declared with; there a masked vdpbf16ps is
--- avoided (its zeroed elements go in instead, adding +0): GCC 12 turns a
--- masked vdpbf16ps into a zero accumulator into its zero-masking form and
--- loads the 16-lane mask with kmovb, dropping lanes 8-15 (seen on a
--- row's first line: RMSNorm 1024 bf16, sums 1.6 % short).  F: the frame.
-function M.term(V, F)
+-- Why: the sum-of-squares terms (C statements, to emit) of the line at
+-- ptr + off into accumulator `all` (a whole line of one row), or into
+-- `lo` (its lanes before the frame's kd: the end of a row) and `hi` (from
+-- kd on: a row's start), either or both.  m: the line's load mask (a
+-- run's first or last line).  f32 lines load once, each term masked.
+-- bf16 lines never go to a masked vdpbf16ps: GCC (12, and up to 16
+-- reported) gives _mm512_mask_dpbf16_ps and its zeroing twin an 8-bit
+-- mask operand and, where it moves the mask in from a general register,
+-- emits kmovb: lanes 8-15 dropped (a row's first line, RMSNorm 1024 bf16:
+-- sums 1.6 % short, RESULTS run 21; a QK-norm group's, run 32).  Each
+-- term loads the line's elements on its side of kd, the others as zeros:
+-- their 0 * 0 adds +0, and a vdpbf16ps accumulator is never subnormal
+-- (its results are flushed), so those lanes keep their bits.
+local function line_terms(V, T, F, emit, ptr, off, v, m, all, lo, hi)
   local dot = V.dot
-  return function(a, v, m, fresh)
-    if dot and fresh then return a .. " = " .. dot.sq(a, dot.maskz(v, F.head)) .. ";" end
-    if dot then return a .. " = " .. (m and dot.sqm(a, v, m) or dot.sq(a, v)) .. ";" end
-    return a .. " = " .. (m and V.fmam(v, v, a, m) or V.fma(v, v, a)) .. ";"
+  if dot then
+    if all then
+      emit(string.format("const %s %s = %s;", dot.vt, v, dot.load(ptr, off, V.W, m)))
+      emit(string.format("%s = %s;", all, dot.sq(all, v)))
+    end
+    if lo then emit(string.format("%s = %s;", lo, dot.sq(lo, dot.load(ptr, off, V.W, F.tail)))) end
+    if hi then emit(string.format("%s = %s;", hi, dot.sq(hi, dot.load(ptr, off, V.W, F.head)))) end
+    return
   end
+  emit(string.format("const %s %s = %s;", V.vt, v, V.load(T, ptr, off, V.W, m)))
+  if all then emit(string.format("%s = %s;", all, V.fma(v, v, all))) end
+  if lo then emit(string.format("%s = %s;", lo, V.fmam(v, v, lo, F.tm))) end
+  if hi then emit(string.format("%s = %s;", hi, V.fmam(v, v, hi, F.hm))) end
 end
 
 -- Why: one row's line-frame accumulators <pre>1 .. <pre><nacc> finished
@@ -180,23 +194,16 @@ function M.sums(V, T, CT, p, G)
     emit(avt .. " " .. table.concat(names, ", ") .. ";")
   end
   local function acc(g, j) return string.format("a%d_%d", g, j % nacc + 1) end
-  local term = M.term(V, F)
   for line = 0, G * nv do
     local g, j = math.floor(line / nv), line % nv
     local off = util.int(line * L.line)
     local m = line == 0 and F.head or line == G * nv and F.tail or nil
-    local v = "l" .. line
-    if dot then
-      emit(string.format("const %s %s = %s;", dot.vt, v, dot.load("na", off, V.W, m)))
-    else
-      emit(string.format("const %s %s = %s;", V.vt, v, V.load(T, "na", off, V.W, m)))
-    end
     if j ~= 0 then
-      emit(term(acc(g, j), v))
+      line_terms(V, T, F, emit, "na", off, "l" .. line, m, acc(g, j))
     else
       -- a line two rows share: the last lanes of row g - 1, the first of row g
-      if g > 0 then emit(term(acc(g - 1, nv), v, F.tm)) end
-      if g < G then emit(term(acc(g, 0), v, F.hm, true)) end
+      line_terms(V, T, F, emit, "na", off, "l" .. line, m, nil,
+        g > 0 and acc(g - 1, nv) or nil, g < G and acc(g, 0) or nil)
     end
   end
   for g = 0, G - 1 do
@@ -310,7 +317,6 @@ local function row_sums(V, T, p, na, var, also)
   local out = { "double " .. var .. " = 0.0;", "{" }
   local function emit(s) out[#out + 1] = "  " .. s end
   local function acc(sg, line) return string.format("%s_%d_%d", var, sg, line % 4 + 1) end
-  local term = M.term(V, L)
   local function flush(sg)
     local pre = var .. "_" .. sg .. "_"
     emit(string.format("%s += (double)%s;", var, L.hsum(M.turned(V, L, pre, 4, pre .. "b", emit))))
@@ -326,16 +332,10 @@ local function row_sums(V, T, p, na, var, also)
     local off = util.int(line * p.W)
     local m = line == 0 and L.head or line == nv and L.tail or nil
     local v = var .. "l" .. line
-    if dot then
-      emit(string.format("const %s %s = %s;", dot.vt, v, dot.load(na, off, V.W, m)))
-    else
-      emit(string.format("const %s %s = %s;", V.vt, v, V.load(T, na, off, V.W, m)))
-    end
     if hi and hi == lo then
-      emit(term(acc(hi, line), v))
+      line_terms(V, T, L, emit, na, off, v, m, acc(hi, line))
     else
-      if lo then emit(term(acc(lo, line), v, L.tm)) end
-      if hi then emit(term(acc(hi, line), v, L.hm, true)) end
+      line_terms(V, T, L, emit, na, off, v, m, nil, lo and acc(lo, line) or nil, hi and acc(hi, line) or nil)
       if lo then flush(lo) end
     end
     local extra = also and also(line)
