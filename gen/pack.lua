@@ -310,7 +310,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local use_rows = op.lines_rows and env.row_body_fused ~= nil and lines.applies_rows(V, k, p)
   local slow_fn = env.slow_fn
   if use_lf then env.lf_call, env.slow_fn = lines.call(k, env, names), "" end
-  if use_rows then env.lf_call, env.slow_fn = lines.rows_call(env, names), "" end
+  if use_rows then env.lf_call, env.slow_fn = lines.rows_call(k, env, names), "" end
   local text = render(dirs, op.frame, env)
   if use_lf or use_rows then
     -- defined first and with the slow path: the same frame with env.lf

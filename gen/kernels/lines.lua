@@ -288,9 +288,13 @@ end
 -- nt_rows.c.tpl).  The frame is y's: x at the same offset (two malloc'd
 -- buffers) reads whole lines too; x elsewhere (x 16 bytes into a line, y
 -- 48: 5.7 against 4.3 us aligned for 1024 x 64 bf16, RESULTS run 21)
--- still splits its loads, but no longer its stores.
-function M.rows_call(env, names)
-  local cond = "((uintptr_t)y & 63) != 0 && ((uintptr_t)y & 3) == 0"
+-- still splits its loads, but no longer its stores.  bf16 y not 32 bytes
+-- into a line, as for QK-norm heads (M.call): 1024 x 64 bf16 at offset
+-- 32 3978 ns plain against 4102 in the twin (f32 5305 against 5092, so
+-- f32 keeps it; RESULTS run 32).
+function M.rows_call(k, env, names)
+  local cond = "((uintptr_t)y & " .. (k.dtype == "bf16" and "31" or "63")
+    .. ") != 0 && ((uintptr_t)y & 3) == 0"
     .. " && ((uintptr_t)x & 63) != 0 && (const void *)x != (const void *)y"
     .. "\n      && (rows == 1 || ((y_stride * sizeof(*y)) & 63) == 0)"
     .. " && rows * y_stride * sizeof(*y) < KG_NT_BYTES"
