@@ -64,14 +64,15 @@ end
 -- frame with kd 0), and every head of q and of k at its tensor's offset
 -- (strides of whole lines, or one token); calls the twin groups (not
 -- longer ones: group_tokens).
--- bf16 heads not at 32 bytes into a line: a Zen 4 core runs a 64-byte
--- access as two 32-byte halves, neither split there, and the plain code
--- measured faster (decode 40 x 128 bf16 390 ns against the twin's 410,
--- RESULTS run 32), and so are f32 heads of 4 lines (64: 210 against
--- 231 ns).  f32 heads of 8 lines or more take the twin there too since
--- its sums are no longer turned back: 128, 379 against 397 ns (run 32; in
--- run 21, with the turn, 365 against 324).  On an Intel Xeon (Emerald
--- Rapids, run 23) the twin was faster there for f32 128 as well (-5 %).
+-- Not at 32 bytes into a line for bf16 heads and f32 heads under 8
+-- lines: a Zen 4 core runs a 64-byte access as two 32-byte halves,
+-- neither split there, and the plain code measured faster (decode 40 x
+-- 128 bf16 390 ns against the twin's 410, 40 x 64 f32 210 against 231;
+-- RESULTS run 32).  f32 heads of 8 lines or more take the twin there too
+-- since its sums are no longer turned back (40 x 128: 379 against 397
+-- ns; in run 21, with the turn, 365 against 324).  On an Intel Xeon
+-- (Emerald Rapids, run 23) the twin was faster there for f32 128 as well
+-- (-5 %).
 -- bf16 heads take it only where the runtime says so
 -- (kg_cpu_bf16_line_frame): it gained 2-7 % on Zen 4 and cost 7-12 % on
 -- that Intel core, where split bf16 loads cost little.
