@@ -153,7 +153,8 @@ local function lf_table(line, head, tail, full, extra)
   -- a frame of its own (QK-norm's q, k, and each group's rows): its
   -- names carry the suffix
   t.at = frame
-  -- the horizontal sum of a turned f32 vector (kgi_avx512_hsum's tree)
+  -- the horizontal sum of a folded f32 vector (kgi_avx512_hsum's tree; its
+  -- lanes may be turned by the frame's kd: kernels/lines.lua)
   t.hsum = function(v) return M.hsum(v) end
   -- a group's scales as f32 vectors (lane g of rq), their blend, and the
   -- table's vector of one (wrap; set by the pair table)

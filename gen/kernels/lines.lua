@@ -166,7 +166,7 @@ end
 -- emitted); then the fold and the pair table's halves added (lanes still
 -- turned by F's kd, which the horizontal tree does not mind: see the top).
 -- Returns that f32 vector (C).
-function M.turned(V, F, pre, nacc, bpre, emit)
+function M.folded(V, F, pre, nacc, bpre, emit)
   local dot = V.dot
   if nacc == 4 then
     local avt = dot and dot.acc_vt or V.vt
@@ -212,7 +212,7 @@ function M.sums(V, T, CT, p, G)
     end
   end
   for g = 0, G - 1 do
-    emit(string.format("hv%d = %s;", g, M.turned(V, F, "a" .. g .. "_", nacc, "b" .. g .. "_", emit)))
+    emit(string.format("hv%d = %s;", g, M.folded(V, F, "a" .. g .. "_", nacc, "b" .. g .. "_", emit)))
   end
   return table.concat(out, "\n")
 end
@@ -328,7 +328,7 @@ local function row_sums(V, T, p, na, var, also)
   local function acc(sg, line) return string.format("%s_%d_%d", var, sg, line % 4 + 1) end
   local function flush(sg)
     local pre = var .. "_" .. sg .. "_"
-    emit(string.format("%s += (double)%s;", var, L.hsum(M.turned(V, L, pre, 4, pre .. "b", emit))))
+    emit(string.format("%s += (double)%s;", var, L.hsum(M.folded(V, L, pre, 4, pre .. "b", emit))))
   end
   for line = 0, nv do
     local hi = line < nv and seg_of(line) or nil
