@@ -2,7 +2,9 @@
 #   make test-dispatch  tests/dispatch_proof.c (pack kgd), built static, run
 #                       natively and under qemu-x86_64 -cpu Haswell (AVX2, no
 #                       AVX-512) and -cpu Nehalem (neither): right ISA, right
-#                       results, a KGEN_ISA the CPU lacks exits 2 (no SIGILL)
+#                       results, a KGEN_ISA the CPU lacks exits 2 (no SIGILL);
+#                       natively also with KGEN_F16_AVX2 0 and 1 (f16 kernels
+#                       on AVX-512 or AVX2)
 #   make matrix         every op x dtype x shape x ISA of tests/specs/kgm.lua:
 #                       table on stdout, out/matrix.md and out/matrix.json
 # Both are in TEST_TARGETS (the whole matrix takes seconds).
@@ -68,6 +70,8 @@ test-dispatch: $(DP)
 	  echo "  SKIPPED: not an x86_64 host"; exit 0; fi; \
 	if has avx512f avx512bw avx512dq avx512vl; then \
 	  leg "native, AVX-512 CPU" avx512 env; \
+	  leg "native, KGEN_F16_AVX2=0 (f16 on AVX-512)" avx512 env KGEN_F16_AVX2=0; \
+	  leg "native, KGEN_F16_AVX2=1 (f16 on AVX2)" avx512 env KGEN_F16_AVX2=1; \
 	  leg "native, KGEN_ISA=avx2" avx2 env KGEN_ISA=avx2; \
 	else \
 	  printf '  %-44s SKIPPED: this CPU lacks AVX-512\n' "native, AVX-512 CPU:"; fi; \

@@ -22,6 +22,7 @@
 #define KG_CPU_VALID 0x80000000u /* set in the cache once detection ran */
 #define KG_CPU_BF16 0x40000000u  /* AVX512_BF16 usable (kg_cpu_avx512_bf16) */
 #define KG_CPU_LF16 0x20000000u  /* bf16 QK-norm line frame (kg_cpu_bf16_line_frame) */
+#define KG_CPU_F16N 0x10000000u  /* f16 kernels take AVX2 (kg_cpu_f16_avx2) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -54,6 +55,23 @@ static int kg_cpu_intel(void) {
   return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* GenuineIntel */
 }
 
+/* Why: f16 kernels run faster as AVX2 than as AVX-512 on AMD's family 19h
+ * (Zen 4; its Zen 3 cores have no AVX-512): there a zmm vcvtph2ps or
+ * vcvtps2ph converts hardly more elements a cycle than the ymm form, and
+ * every f16 shape of make bench took 1.04-1.27x as long as AVX-512 as
+ * with AVX2 (bench/RESULTS.md run 33).  CPUID leaf 0's vendor string and
+ * leaf 1's family. */
+static int kg_cpu_amd_19h(void) {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(0, &a, &b, &c, &d))
+    return 0;
+  if (!(b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u)) /* AuthenticAMD */
+    return 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d))
+    return 0;
+  return ((a >> 8) & 0xfu) == 0xfu && ((a >> 20) & 0xffu) == 0x0au; /* 0xf + 0xa */
+}
+
 /* Why: a level counts only if every feature its code uses is present AND
  * the OS enabled the state: AVX2 level = AVX+AVX2+FMA+F16C with YMM state
  * (XCR0 & 0x6); AVX-512 level = AVX2 level + F/BW/DQ/VL with opmask, ZMM
@@ -83,6 +101,8 @@ static unsigned kg_cpu_detect_x86(void) {
         mask |= KG_CPU_BF16;
       if (!kg_cpu_intel())
         mask |= KG_CPU_LF16;
+      if (kg_cpu_amd_19h())
+        mask |= KG_CPU_F16N;
     }
   }
   return mask;
@@ -119,6 +139,15 @@ static unsigned kg_cpu_mask(void) {
     else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
       m |= KG_CPU_LF16;
   }
+  /* KGEN_F16_AVX2=0 or 1 overrides the family's default (tests run
+   * both) */
+  {
+    const char *e = getenv("KGEN_F16_AVX2");
+    if (e && strcmp(e, "0") == 0)
+      m &= ~KG_CPU_F16N;
+    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
+      m |= KG_CPU_F16N;
+  }
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -144,6 +173,13 @@ __attribute__((weak)) int kg_cpu_avx512_bf16(void) {
  * cache. */
 __attribute__((weak)) int kg_cpu_bf16_line_frame(void) {
   return (kg_cpu_mask() & KG_CPU_LF16) != 0;
+}
+
+/* Why: the dispatchers of f16 kernels skip their AVX-512 variant where
+ * the AVX2 one measured faster (kg_cpu_amd_19h); asked once, when a
+ * dispatcher resolves, from the cache. */
+__attribute__((weak)) int kg_cpu_f16_avx2(void) {
+  return (kg_cpu_mask() & KG_CPU_F16N) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

@@ -29,6 +29,13 @@ int kg_cpu_avx512_bf16(void);
  * kernels give the same bits. */
 int kg_cpu_bf16_line_frame(void);
 
+/* 1 if the AVX-512 level is usable but f16 kernels should run their AVX2
+ * variant (dispatchers skip AVX-512 for them): by default on AMD family
+ * 19h (Zen 4), where the AVX2 f16 kernels measured faster; the
+ * environment variable KGEN_F16_AVX2 "0" or "1" overrides that (read
+ * once, at first use).  0 otherwise.  Both variants meet the same bounds. */
+int kg_cpu_f16_avx2(void);
+
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);
 

@@ -11,7 +11,13 @@
 typedef void (*$(base)_fn)($(fty));
 
 /* Why: the first variant of the pack's list (best first) that the CPU has
- * and KGEN_ISA allows; scalar is always allowed. */
+ * and KGEN_ISA allows; scalar is always allowed.
+@   local has_avx2 = false
+@   for _, i in ipairs(k.dispatch) do has_avx2 = has_avx2 or i == "avx2" end
+@   if k.dtype == "f16" and has_avx2 then
+ * f16: not AVX-512 where kg_cpu_f16_avx2() says its AVX2 variant is faster.
+@   end
+ */
 static $(base)_fn $(base)_pick(int *isa)
 {
   const int cap = kg_dispatch_cap();
@@ -20,7 +26,9 @@ static $(base)_fn $(base)_pick(int *isa)
 @     if g then
 #if $(g)
 @     end
-  if (kg_dispatch_allows(KG_ISA_$(isa:upper()), cap)) {
+@     local f16 = ""
+@     if isa == "avx512" and k.dtype == "f16" and has_avx2 then f16 = " && !kg_cpu_f16_avx2()" end
+  if (kg_dispatch_allows(KG_ISA_$(isa:upper()), cap)$(f16)) {
     *isa = KG_ISA_$(isa:upper());
     return $(base)_$(isa);
   }

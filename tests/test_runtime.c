@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "kg_convert.h"
 #include "kg_cpu.h"
 #include "kg_dispatch.h"
@@ -424,12 +428,31 @@ START_TEST(RT_CPU_002_detection_invariants) {
       want = kg_cpu_has(KG_ISA_AVX512);
     ck_assert_int_eq(kg_cpu_bf16_line_frame(), want);
   }
+  /* f16 kernels on AVX2: on AVX-512 machines of AMD family 19h (vendor
+   * and family read here from CPUID on their own), unless KGEN_F16_AVX2
+   * says 0 or 1 */
+  {
+    const char *e = getenv("KGEN_F16_AVX2");
+    unsigned a = 0, b = 0, c = 0, d = 0, fam = 0;
+    int amd = __get_cpuid(0, &a, &b, &c, &d) && memcmp(&b, "Auth", 4) == 0 &&
+              memcmp(&d, "enti", 4) == 0 && memcmp(&c, "cAMD", 4) == 0;
+    int want;
+    if (__get_cpuid(1, &a, &b, &c, &d))
+      fam = ((a >> 8) & 0xfu) + (((a >> 8) & 0xfu) == 0xfu ? (a >> 20) & 0xffu : 0u);
+    want = kg_cpu_has(KG_ISA_AVX512) && amd && fam == 0x19;
+    if (e && strcmp(e, "0") == 0)
+      want = 0;
+    else if (e && strcmp(e, "1") == 0)
+      want = kg_cpu_has(KG_ISA_AVX512);
+    ck_assert_int_eq(kg_cpu_f16_avx2(), want);
+  }
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_NEON), 1);
   ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
   ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
+  ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -457,6 +480,20 @@ END_TEST
 START_TEST(RT_CPU_005_bf16_line_frame_on) {
   setenv("KGEN_BF16_LINE_FRAME", "1", 1);
   ck_assert_int_eq(kg_cpu_bf16_line_frame(), kg_cpu_has(KG_ISA_AVX512));
+}
+END_TEST
+
+/* KGEN_F16_AVX2=0 keeps f16 dispatchers on AVX-512 on any CPU; =1 sends
+ * them to AVX2 wherever AVX-512 runs (forked children). */
+START_TEST(RT_CPU_006_f16_avx2_off) {
+  setenv("KGEN_F16_AVX2", "0", 1);
+  ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_007_f16_avx2_on) {
+  setenv("KGEN_F16_AVX2", "1", 1);
+  ck_assert_int_eq(kg_cpu_f16_avx2(), kg_cpu_has(KG_ISA_AVX512));
 }
 END_TEST
 
@@ -635,8 +672,10 @@ int main(void) {
     t_add(s, "RT-CPU-003", RT_CPU_003_bf16_paths_off);
     t_add(s, "RT-CPU-004", RT_CPU_004_bf16_line_frame_off);
     t_add(s, "RT-CPU-005", RT_CPU_005_bf16_line_frame_on);
+    t_add(s, "RT-CPU-006", RT_CPU_006_f16_avx2_off);
+    t_add(s, "RT-CPU-007", RT_CPU_007_f16_avx2_on);
   } else
-    printf("RT-CPU-003..005: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
+    printf("RT-CPU-003..007: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

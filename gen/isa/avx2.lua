@@ -67,6 +67,23 @@ function M.store(dtype, base, off, _, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
 end
 
+-- Staged f16 weights (pack.lua, via M.for_dtype), as on AVX-512
+-- (isa/avx512.lua M.f16; here 0.90-0.93x the time of RMSNorm 1024 x 64 and
+-- QK-norm f16 on a Zen 4 core, RESULTS run 33): full vectors only; the
+-- scalar tail loads its own.
+M.f16 = {
+  stage = function(name, dim, value)
+    local full = math.floor(dim / M.W) * M.W
+    if full == 0 then return {} end
+    return {
+      string.format("float %s[%d] __attribute__((aligned(32)));", name, full),
+      string.format("for (size_t i = 0; i < %d; i += %d) _mm256_store_ps(%s + i, %s);",
+        full, M.W, name, value("i", M.W)),
+    }
+  end,
+  load_staged = function(name, off) return "_mm256_load_ps(" .. name .. " + (" .. off .. "))" end,
+}
+
 -- Why: non-temporal stores for outputs far larger than the caches; only
 -- full vectors at 32-byte (f32) / 16-byte (16-bit) aligned addresses.
 function M.store_nt(dtype, base, off, v)

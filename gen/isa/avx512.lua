@@ -115,6 +115,25 @@ function M.round(dtype, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
 end
 
+-- Staged f16 weights (pack.lua, via M.for_dtype): converted to f32 once
+-- per call into a stack array, so each row loads them as f32 instead of
+-- converting them again: conversions bound f16 rows (on a Zen 4 core
+-- decode 40 x 256 f16 0.83x the time, RMSNorm 1024 x 64 0.81x;
+-- bench/RESULTS.md run 33).  A tail block is zero-filled (masked load).
+M.f16 = {
+  stage = function(name, dim, value)
+    local full = math.floor(dim / M.W) * M.W
+    local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, math.ceil(dim / M.W) * M.W) }
+    local function one(off, n) return string.format("_mm512_store_ps(%s + %s, %s);", name, off, value(off, n)) end
+    if full > 0 then
+      lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, M.W, one("i", M.W))
+    end
+    if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
+    return lines
+  end,
+  load_staged = function(name, off) return "_mm512_load_ps(" .. name .. " + (" .. off .. "))" end,
+}
+
 -- a * b + c on the lanes of run-time mask m, c elsewhere; lanes of b where
 -- m is set, of a elsewhere (kernels/lines.lua)
 function M.fmam(a, b, c, m) return "_mm512_mask3_fmadd_ps(" .. a .. ", " .. b .. ", " .. c .. ", " .. m .. ")" end

@@ -46,12 +46,16 @@ end
 
 -- Why: B.for_dtype: bf16 kernels take P ("hf": its stores round to nearest
 -- even) or its twin whose stores are `store_ta` ("single": ties away).
+-- f16 kernels take B with B.f16 (staging of converted weights: stage,
+-- load_staged) where B has it, else B itself.
 function M.for_dtype(B, P, store_ta, store_nt_ta, nt_value_ta)
   local PS = {}
   for key, f in pairs(P) do PS[key] = f end
   PS.store, PS.store_nt, PS.nt_value = store_ta, store_nt_ta, nt_value_ta
+  local B16 = B.f16 and setmetatable({ stage = B.f16.stage, load_staged = B.f16.load_staged }, { __index = B }) or B
   return function(dtype, rounding)
     if dtype == "bf16" then return rounding == "hf" and P or PS end
+    if dtype == "f16" then return B16 end
     return B
   end
 end

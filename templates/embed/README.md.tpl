@@ -73,7 +73,8 @@ $(n)
   the ISA); `NAME_KERNEL(...)` dispatches, `NAME_KERNEL_isa()` names the
   ISA it picked. `KGEN_ISA=scalar|avx2|avx512|neon` caps the choice; an ISA
   the CPU lacks is reported (`kgen: KGEN_ISA=...`, exit status 2), never
-  executed.
+  executed. f16 kernels pick AVX2 over AVX-512 on AMD family 19h (Zen 4),
+  where it measured faster; `KGEN_F16_AVX2=0` or `1` overrides that.
 - `$(N).h` defines the baked constants (`$(U)_KERNEL_DIM`, `_EPS`,
   `_NUM_HEADS`, ...) and exports `$(N)_variants[]` / `$(N)_num_variants`:
   one `kg_variant` (op, isa, dtype, shape, eps, function pointer) per

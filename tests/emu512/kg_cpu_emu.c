@@ -33,5 +33,12 @@ int kg_cpu_avx512_bf16(void) { return kge_env_on("KGEN_AVX512_BF16"); }
 /* Why: the bf16 line-frame twins run unless KGEN_BF16_LINE_FRAME=0. */
 int kg_cpu_bf16_line_frame(void) { return kge_env_on("KGEN_BF16_LINE_FRAME"); }
 
+/* Why: f16 dispatchers keep the emulated AVX-512 variant unless
+ * KGEN_F16_AVX2=1 (the emulation is what this binary tests). */
+int kg_cpu_f16_avx2(void) {
+  const char *e = getenv("KGEN_F16_AVX2");
+  return e && strcmp(e, "1") == 0;
+}
+
 /* Why: the emulated level is the widest, as on an AVX-512 core. */
 int kg_cpu_best(void) { return KG_ISA_AVX512; }

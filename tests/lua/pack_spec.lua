@@ -245,6 +245,50 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(qk:find("kgi_v2_lds(ws_k_w", 1, true))
   end)
 
+  it("stage f16 weights once per call (AVX-512 and AVX2); f16 dispatchers may skip AVX-512", function()
+    S.write(dir .. "/sh.lua", [[
+return { name = "sh", dtype = "f16", kernels = {
+  { op = "rmsnorm", name = "r", dim = 1000 },
+  { op = "rmsnorm", name = "big", dim = 4096 },
+  { op = "qk_norm", name = "qk", head_dim = 256, num_heads = 8, num_kv_heads = 2 },
+  { op = "rmsnorm", name = "r32", dim = 1000, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/sh.lua", dir)
+    local c = S.read(dir .. "/sh/sh_avx512.c")
+    local r = body(c, "sh_r_avx512")
+    -- converted once into a stack array (the tail block by a masked load), loaded per row
+    assert.is_truthy(r:find("float ws_w[1008] __attribute__((aligned(64)));", 1, true))
+    assert.is_truthy(r:find("_mm512_store_ps(ws_w + 992, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(", 1, true))
+    assert.is_truthy(r:find("_mm512_load_ps(ws_w + (", 1, true))
+    local _, conv = r:gsub("_mm512_cvtph_ps%(_mm256_loadu_si256%(%(const __m256i %*%)%(w %+", "")
+    assert.equals(1, conv) -- the staging loop's
+    -- past the stage limit, and f32, nothing staged
+    assert.is_falsy(body(c, "sh_big_avx512"):find("ws_w", 1, true))
+    assert.is_falsy(body(c, "sh_r32_avx512"):find("ws_w", 1, true))
+    local qk = body(c, "sh_qk_avx512")
+    assert.is_truthy(qk:find("_mm512_load_ps(ws_q_w + (", 1, true))
+    assert.is_truthy(qk:find("_mm512_load_ps(ws_k_w + (", 1, true))
+    -- AVX2: full vectors staged, the scalar tail converts its own
+    local a2 = body(S.read(dir .. "/sh/sh_avx2.c"), "sh_r_avx2")
+    assert.is_truthy(a2:find("float ws_w[1000] __attribute__((aligned(32)));", 1, true))
+    assert.is_truthy(a2:find("_mm256_load_ps(ws_w + (", 1, true))
+    -- the f16 dispatchers ask kg_cpu_f16_avx2() before AVX-512, f32 ones do not
+    local d = S.read(dir .. "/sh/sh_dispatch.c")
+    assert.is_truthy(d:find("if (kg_dispatch_allows(KG_ISA_AVX512, cap) && !kg_cpu_f16_avx2()) {\n"
+      .. "    *isa = KG_ISA_AVX512;\n    return sh_r_avx512;", 1, true))
+    assert.is_truthy(d:find("if (kg_dispatch_allows(KG_ISA_AVX512, cap)) {\n"
+      .. "    *isa = KG_ISA_AVX512;\n    return sh_r32_avx512;", 1, true))
+    -- without an AVX2 variant to fall back on, f16 keeps AVX-512
+    S.write(dir .. "/sn.lua", [[
+return { name = "sn", dtype = "f16", isa = { "scalar", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "r", dim = 64 },
+} }
+]])
+    gen(dir .. "/sn.lua", dir)
+    assert.is_falsy(S.read(dir .. "/sn/sn_dispatch.c"):find("kg_cpu_f16_avx2", 1, true))
+  end)
+
   it("group short QK-norm heads one group ahead (f32: calls in the caches), sum 16-bit rows in long blocks", function()
     S.write(dir .. "/gp.lua", [[
 return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
