@@ -132,17 +132,20 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
   for key, v in pairs(op.row_env) do env[key] = v end
-  -- 16-bit weights the rows would split again per row (not hoisted into
-  -- registers) are split once per call into a stack array where the table
-  -- can (V.stage; rows up to STAGE_MAX elements, so the frame stays small)
+  -- 16-bit weights the rows would split (or convert) again per row (not
+  -- hoisted into registers) are split once per call into a stack array
+  -- where the table can (V.stage; rows up to STAGE_MAX elements, so the
+  -- frame stays small): w, QK-norm's q_w and k_w, LayerNorm's gamma and
+  -- beta (op.staged_w; not on tables with stage_one_weight)
   local function load_w(c, ptr)
     local e = c.I.load(env.T, ptr, c.off, c.n, c.m)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
   local staged, stage_lines = {}, {}
-  if V.stage and not p.hoist_w and k.dim <= STAGE_MAX then
-    for _, rv in ipairs(op.rows or { { w = "w" } }) do
+  local stage_ok = not (op.staged_w and #op.staged_w > 1 and V.stage_one_weight)
+  if V.stage and stage_ok and not p.hoist_w and k.dim <= STAGE_MAX then
+    for _, rv in ipairs(op.staged_w or op.rows or { { w = "w" } }) do
       local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
       local got = V.stage("ws_" .. rv.w, k.dim, value)
       if #got > 0 then staged[rv.w] = "ws_" .. rv.w end

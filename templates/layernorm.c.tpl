@@ -6,6 +6,9 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
     float *mean, float *rstd)
 {
   if (rows == 0) return; /* touch nothing, not even the weights */
+@ if stage_code ~= "" then
+  $(stage_code)
+@ end
 @ if p.hoist_w then
 @   for i, c in ipairs(p.chunks) do
   const $(c.I.vt) gv$(i) = $(c.I.load(T, "gamma", c.off, c.n));

@@ -15,13 +15,16 @@
 @ -- deviation, sum(e^2) is taken again around mu.  Register rows keep two
 @ -- passes with m1 = the mean in f32.  A constant row whose mean rounds
 @ -- back to the constant gives beta exactly.
+@ -- gamma and beta: in registers (hoisted), else from the stack arrays
+@ -- pack.lua staged them in once per call (16-bit rows up to 1024), else
+@ -- loaded (and converted) with the row
 @ local function gam(c, i)
 @   if p.hoist_w then return "gv" .. i end
-@   return c.I.load(T, "gamma", c.off, c.n)
+@   return wload(c, "gamma")
 @ end
 @ local function bet(c, i)
 @   if p.hoist_w then return "bv" .. i end
-@   return c.I.load(T, "beta", c.off, c.n)
+@   return wload(c, "beta")
 @ end
 @ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs
 @ local function out(c, xv, i, fused)

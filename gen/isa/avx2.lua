@@ -165,6 +165,10 @@ local P = {
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   pair_groups = M.pair_groups, head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
+  -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
+  -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
+  -- 1.12x the time on a Zen 4 core (f16 0.96x; bench/RESULTS.md run 33)
+  stage_one_weight = true,
 }
 local need_bf16 = pair.ops(P, M, "kgi_a2", "kgi_aw2")
 

@@ -245,13 +245,15 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(qk:find("kgi_v2_lds(ws_k_w", 1, true))
   end)
 
-  it("stage f16 weights once per call (AVX-512 and AVX2); f16 dispatchers may skip AVX-512", function()
+  it("stage f16 weights and LayerNorm's gamma and beta once per call; f16 dispatchers may skip AVX-512", function()
     S.write(dir .. "/sh.lua", [[
 return { name = "sh", dtype = "f16", kernels = {
   { op = "rmsnorm", name = "r", dim = 1000 },
   { op = "rmsnorm", name = "big", dim = 4096 },
   { op = "qk_norm", name = "qk", head_dim = 256, num_heads = 8, num_kv_heads = 2 },
   { op = "rmsnorm", name = "r32", dim = 1000, dtype = "f32" },
+  { op = "layernorm", name = "ln", dim = 768 },
+  { op = "layernorm", name = "lnb", dim = 768, dtype = "bf16" },
 } }
 ]])
     gen(dir .. "/sh.lua", dir)
@@ -269,10 +271,19 @@ return { name = "sh", dtype = "f16", kernels = {
     local qk = body(c, "sh_qk_avx512")
     assert.is_truthy(qk:find("_mm512_load_ps(ws_q_w + (", 1, true))
     assert.is_truthy(qk:find("_mm512_load_ps(ws_k_w + (", 1, true))
+    -- LayerNorm: gamma and beta both staged (bf16 split once per call too)
+    local ln = body(c, "sh_ln_avx512")
+    assert.is_truthy(ln:find("_mm512_load_ps(ws_gamma + (", 1, true))
+    assert.is_truthy(ln:find("_mm512_load_ps(ws_beta + (", 1, true))
+    assert.is_truthy(body(c, "sh_lnb_avx512"):find("kgi_v2_lds(ws_beta + (", 1, true))
     -- AVX2: full vectors staged, the scalar tail converts its own
-    local a2 = body(S.read(dir .. "/sh/sh_avx2.c"), "sh_r_avx2")
+    local c2 = S.read(dir .. "/sh/sh_avx2.c")
+    local a2 = body(c2, "sh_r_avx2")
     assert.is_truthy(a2:find("float ws_w[1000] __attribute__((aligned(32)));", 1, true))
     assert.is_truthy(a2:find("_mm256_load_ps(ws_w + (", 1, true))
+    -- AVX2 LayerNorm: f16 staged, bf16 split per row (stage_one_weight)
+    assert.is_truthy(body(c2, "sh_ln_avx2"):find("_mm256_load_ps(ws_gamma + (", 1, true))
+    assert.is_falsy(body(c2, "sh_lnb_avx2"):find("ws_gamma", 1, true))
     -- the f16 dispatchers ask kg_cpu_f16_avx2() before AVX-512, f32 ones do not
     local d = S.read(dir .. "/sh/sh_dispatch.c")
     assert.is_truthy(d:find("if (kg_dispatch_allows(KG_ISA_AVX512, cap) && !kg_cpu_f16_avx2()) {\n"
