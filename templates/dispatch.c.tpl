@@ -10,14 +10,15 @@
 @   local sig, call, fty = sigs(k)
 typedef void (*$(base)_fn)($(fty));
 
-/* Why: the first variant of the pack's list (best first) that the CPU has
- * and KGEN_ISA allows; scalar is always allowed.
 @   local has_avx2 = false
 @   for _, i in ipairs(k.dispatch) do has_avx2 = has_avx2 or i == "avx2" end
+/* Why: the first variant of the pack's list (best first) that the CPU has
 @   if k.dtype == "f16" and has_avx2 then
- * f16: not AVX-512 where kg_cpu_f16_avx2() says its AVX2 variant is faster.
+ * and KGEN_ISA allows; scalar is always allowed.  f16: not AVX-512 where
+ * kg_cpu_f16_avx2() says its AVX2 variant is faster. */
+@   else
+ * and KGEN_ISA allows; scalar is always allowed. */
 @   end
- */
 static $(base)_fn $(base)_pick(int *isa)
 {
   const int cap = kg_dispatch_cap();

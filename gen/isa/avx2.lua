@@ -71,16 +71,21 @@ end
 -- (isa/avx512.lua M.f16; here 0.90-0.93x the time of RMSNorm 1024 x 64 and
 -- QK-norm f16 on a Zen 4 core, RESULTS run 33): full vectors only; the
 -- scalar tail loads its own.
-M.f16 = {
-  stage = function(name, dim, value)
-    local full = math.floor(dim / M.W) * M.W
+-- Why: one staging routine (P.stage, M.f16.stage): the full blocks of W
+-- elements, each stored by the C function `store` (array + offset,
+-- value); no lines for rows shorter than one block.
+local function stage_blocks(W, store)
+  return function(name, dim, value)
+    local full = math.floor(dim / W) * W
     if full == 0 then return {} end
     return {
       string.format("float %s[%d] __attribute__((aligned(32)));", name, full),
-      string.format("for (size_t i = 0; i < %d; i += %d) _mm256_store_ps(%s + i, %s);",
-        full, M.W, name, value("i", M.W)),
+      string.format("for (size_t i = 0; i < %d; i += %d) %s(%s + i, %s);", full, W, store, name, value("i", W)),
     }
-  end,
+  end
+end
+M.f16 = {
+  stage = stage_blocks(M.W, "_mm256_store_ps"),
   load_staged = function(name, off) return "_mm256_load_ps(" .. name .. " + (" .. off .. "))" end,
 }
 
@@ -197,15 +202,7 @@ P.store, P.store_nt = storers("kgi_a2_pack")
 -- holds the 8 even elements at o and the 8 odd ones at o + 8; the
 -- scalar tail is not staged (its chunks load their weights themselves).
 -- No lines (nothing staged) for rows shorter than one vector.
-function P.stage(name, dim, value)
-  local full = math.floor(dim / P.W) * P.W
-  if full == 0 then return {} end
-  return {
-    string.format("float %s[%d] __attribute__((aligned(32)));", name, full),
-    string.format("for (size_t i = 0; i < %d; i += %d) kgi_a2_stage(%s + i, %s);",
-      full, P.W, name, value("i", P.W)),
-  }
-end
+P.stage = stage_blocks(P.W, "kgi_a2_stage")
 -- Why: the table a kernel of this dtype and rounding is generated with
 -- ("single" stores round ties away, kgi_a2_pack_ta).
 M.for_dtype = pair.for_dtype(M, P, storers("kgi_a2_pack_ta"))

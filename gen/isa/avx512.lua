@@ -120,17 +120,25 @@ end
 -- converting them again: conversions bound f16 rows (on a Zen 4 core
 -- decode 40 x 256 f16 0.83x the time, RMSNorm 1024 x 64 0.81x;
 -- bench/RESULTS.md run 33).  A tail block is zero-filled (masked load).
-M.f16 = {
-  stage = function(name, dim, value)
-    local full = math.floor(dim / M.W) * M.W
-    local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, math.ceil(dim / M.W) * M.W) }
-    local function one(off, n) return string.format("_mm512_store_ps(%s + %s, %s);", name, off, value(off, n)) end
+-- Why: one staging routine (P.stage, M.f16.stage) for blocks of W
+-- elements, each stored by store(array, offset, value) (C statement); a
+-- tail block is zero-filled by the masked load `value` gives for it.
+local function stage_blocks(W, store)
+  return function(name, dim, value)
+    local full = math.floor(dim / W) * W
+    local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, math.ceil(dim / W) * W) }
+    local function one(off, n) return store(name, off, value(off, n)) end
     if full > 0 then
-      lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, M.W, one("i", M.W))
+      lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, W, one("i", W))
     end
     if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
     return lines
-  end,
+  end
+end
+M.f16 = {
+  stage = stage_blocks(M.W, function(a, off, v)
+    return "_mm512_store_ps(" .. a .. " + " .. off .. ", " .. v .. ");"
+  end),
   load_staged = function(name, off) return "_mm512_load_ps(" .. name .. " + (" .. off .. "))" end,
 }
 
@@ -302,16 +310,7 @@ P.nt_shift = "kgi_ntw"
 -- o and the 16 odd ones at o + 16; a tail block is zero-filled (masked
 -- load).  `value(off, n)`: the C value of the n weights at offset off, as
 -- the rows would have loaded them (weight offset included).
-function P.stage(name, dim, value)
-  local full = math.floor(dim / P.W) * P.W
-  local lines = { string.format("float %s[%d] __attribute__((aligned(64)));", name, math.ceil(dim / P.W) * P.W) }
-  local function one(off, n) return string.format("kgi_v2_stage(%s + %s, %s);", name, off, value(off, n)) end
-  if full > 0 then
-    lines[#lines + 1] = string.format("for (size_t i = 0; i < %d; i += %d) %s", full, P.W, one("i", P.W))
-  end
-  if dim > full then lines[#lines + 1] = one(tostring(full), dim - full) end
-  return lines
-end
+P.stage = stage_blocks(P.W, function(a, off, v) return "kgi_v2_stage(" .. a .. " + " .. off .. ", " .. v .. ");" end)
 -- element 2k is valid when 2k < n, element 2k+1 when 2k+1 < n
 function P.sub_masked(a, b, n)
   return string.format("kgi_v2_subm(%s, %s, %s, %s)", mask(math.ceil(n / 2)), mask(math.floor(n / 2)), a, b)
