@@ -58,7 +58,7 @@ static int kg_cpu_intel(void) {
 /* Why: f16 kernels run faster as AVX2 than as AVX-512 on AMD's family 19h
  * (Zen 4; its Zen 3 cores have no AVX-512): there a zmm vcvtph2ps or
  * vcvtps2ph converts hardly more elements a cycle than the ymm form, and
- * every f16 shape of make bench took 1.04-1.27x as long as AVX-512 as
+ * every f16 shape of make bench took 1.04-1.27x as long with AVX-512 as
  * with AVX2 (bench/RESULTS.md run 33).  CPUID leaf 0's vendor string and
  * leaf 1's family. */
 static int kg_cpu_amd_19h(void) {

@@ -67,10 +67,6 @@ function M.store(dtype, base, off, _, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
 end
 
--- Staged f16 weights (pack.lua, via M.for_dtype), as on AVX-512
--- (isa/avx512.lua M.f16; here 0.90-0.93x the time of RMSNorm 1024 x 64 and
--- QK-norm f16 on a Zen 4 core, RESULTS run 33): full vectors only; the
--- scalar tail loads its own.
 -- Why: one staging routine (P.stage, M.f16.stage): the full blocks of W
 -- elements, each stored by the C function `store` (array + offset,
 -- value); no lines for rows shorter than one block.
@@ -84,6 +80,11 @@ local function stage_blocks(W, store)
     }
   end
 end
+
+-- Staged f16 weights (pack.lua, via M.for_dtype), as on AVX-512
+-- (isa/avx512.lua M.f16; here 0.90-0.93x the time of RMSNorm 1024 x 64 and
+-- QK-norm f16 on a Zen 4 core, RESULTS run 33): full vectors only; the
+-- scalar tail loads its own.
 M.f16 = {
   stage = stage_blocks(M.W, "_mm256_store_ps"),
   load_staged = function(name, off) return "_mm256_load_ps(" .. name .. " + (" .. off .. "))" end,

@@ -115,11 +115,6 @@ function M.round(dtype, v)
     .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC))"
 end
 
--- Staged f16 weights (pack.lua, via M.for_dtype): converted to f32 once
--- per call into a stack array, so each row loads them as f32 instead of
--- converting them again: conversions bound f16 rows (on a Zen 4 core
--- decode 40 x 256 f16 0.83x the time, RMSNorm 1024 x 64 0.81x;
--- bench/RESULTS.md run 33).  A tail block is zero-filled (masked load).
 -- Why: one staging routine (P.stage, M.f16.stage) for blocks of W
 -- elements, each stored by store(array, offset, value) (C statement); a
 -- tail block is zero-filled by the masked load `value` gives for it.
@@ -135,6 +130,12 @@ local function stage_blocks(W, store)
     return lines
   end
 end
+
+-- Staged f16 weights (pack.lua, via M.for_dtype): converted to f32 once
+-- per call into a stack array, so each row loads them as f32 instead of
+-- converting them again: conversions bound f16 rows (on a Zen 4 core
+-- decode 40 x 256 f16 0.83x the time, RMSNorm 1024 x 64 0.81x;
+-- bench/RESULTS.md run 33).  A tail block is zero-filled (masked load).
 M.f16 = {
   stage = stage_blocks(M.W, function(a, off, v)
     return "_mm512_store_ps(" .. a .. " + " .. off .. ", " .. v .. ");"
