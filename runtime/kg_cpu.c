@@ -43,33 +43,33 @@ static unsigned long long kg_cpu_xgetbv0(void) {
   return ((unsigned long long)edx << 32) | eax;
 }
 
+/* Why: the two vendor-dependent choices below read CPUID leaf 0's vendor
+ * string (EBX, EDX, ECX: 12 characters) one way.  Not a C string. */
+static int kg_cpu_vendor_is(const char id[12]) {
+  unsigned a, r[3];
+  if (!__get_cpuid(0, &a, &r[0], &r[2], &r[1]))
+    return 0;
+  return memcmp(r, id, 12) == 0;
+}
+
 /* Why: the one AVX-512 choice that went opposite ways on two cores: the
  * bf16 QK-norm line frame gained 2-7 % on a Zen 4 core and cost 7-12 %
  * on an Intel Xeon (Emerald Rapids), where split bf16 loads are cheap and
  * the frame's blends land on the ports its conversions fill
- * (bench/RESULTS.md runs 21 and 23).  CPUID leaf 0's vendor string. */
-static int kg_cpu_intel(void) {
-  unsigned a, b, c, d;
-  if (!__get_cpuid(0, &a, &b, &c, &d))
-    return 0;
-  return b == 0x756e6547u && d == 0x49656e69u && c == 0x6c65746eu; /* GenuineIntel */
-}
+ * (bench/RESULTS.md runs 21 and 23). */
+static int kg_cpu_intel(void) { return kg_cpu_vendor_is("GenuineIntel"); }
 
 /* Why: f16 kernels run faster as AVX2 than as AVX-512 on AMD's family 19h
  * (Zen 4; its Zen 3 cores have no AVX-512): there a zmm vcvtph2ps or
  * vcvtps2ph converts hardly more elements a cycle than the ymm form, and
  * every f16 shape of make bench took 1.04-1.27x as long with AVX-512 as
- * with AVX2 (bench/RESULTS.md run 33).  CPUID leaf 0's vendor string and
- * leaf 1's family. */
+ * with AVX2 (bench/RESULTS.md run 33).  CPUID leaf 1's family: base 0xf
+ * plus extended 0xa. */
 static int kg_cpu_amd_19h(void) {
   unsigned a, b, c, d;
-  if (!__get_cpuid(0, &a, &b, &c, &d))
+  if (!kg_cpu_vendor_is("AuthenticAMD") || !__get_cpuid(1, &a, &b, &c, &d))
     return 0;
-  if (!(b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u)) /* AuthenticAMD */
-    return 0;
-  if (!__get_cpuid(1, &a, &b, &c, &d))
-    return 0;
-  return ((a >> 8) & 0xfu) == 0xfu && ((a >> 20) & 0xffu) == 0x0au; /* 0xf + 0xa */
+  return ((a >> 8) & 0xfu) == 0xfu && ((a >> 20) & 0xffu) == 0x0au;
 }
 
 /* Why: a level counts only if every feature its code uses is present AND
