@@ -172,6 +172,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local stage
   if V.nt_shift and V.nt_value and V.nt_value(k.dtype, "v") and k.dim % V.W == 0 then stage = "shift"
   elseif V.nt_row and env.row_bytes <= NT_STAGE_MAX then stage = "row" end
+  -- ops with a frame twin of their row (op.frame_rows, ln_row.c.tpl) on
+  -- tables that stream lines in the frame (V.nt_frame): rows of whole
+  -- lines, weights staged in the frame on the stack (<= NT_STAGE_MAX bytes)
+  local frame = op.frame_rows and V.lf and V.nt_frame and V.nt_value and V.nt_value(k.dtype, "v") ~= nil
+    and (k.dim * util.BYTES[k.dtype]) % 64 == 0 and k.dim % V.W == 0 and env.row_bytes <= NT_STAGE_MAX
   local yr = env.yr
   for _, rv in ipairs(op.rows or { { key = "row_body", w = "w", wv = "wv" } }) do
     env.w, env.wv, env.nt = rv.w, rv.wv, false
@@ -184,13 +189,38 @@ local function kernel_body(dirs, spec, k, V, twin_of)
         env[rv.key .. "_stage"] = render(dirs, op.row, env)
         env.stage, env.yr = nil, yr
       end
+      if frame then
+        env.stage = "frame"
+        env[rv.key .. "_frame"] = render(dirs, op.row, env)
+        env.stage = nil
+      end
     end
   end
   env.stage_mode = stage
-  env.nt = false
   -- whether a non-temporal row asks for the next row through `xp`
   -- (declared only then: -Werror=unused-variable)
   local function uses_xp(body) return body ~= nil and body:find("%f[%w_]xp%f[^%w_]") ~= nil end
+  if env.row_body_frame then
+    -- the frame's weights: each of op.staged_w copied shifted by y's kd
+    -- lanes into fl_<w> (its lines 0 .. nv, masked at both ends)
+    local nv, lines_out = k.dim / V.W, {}
+    for _, rv in ipairs(op.staged_w) do
+      local a, src = "fl_" .. rv.w, "flp_" .. rv.w
+      lines_out[#lines_out + 1] = string.format("%s %s[%d] __attribute__((aligned(64)));", env.CT, a, k.dim + V.W)
+      lines_out[#lines_out + 1] = string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);",
+        env.CT, src, env.CT, rv.w)
+      local copy = V.nt_frame.copy
+      lines_out[#lines_out + 1] = copy(a, src, "0", "head")
+      if nv > 1 then
+        lines_out[#lines_out + 1] = string.format("for (size_t i = %d; i < %s; i += %d) %s",
+          V.W, env.D, V.W, copy(a, src, "i"))
+      end
+      lines_out[#lines_out + 1] = copy(a, src, env.D, "tail")
+    end
+    env.frame_stage = lines_out
+    env.frame_xp = uses_xp(env.row_body_frame)
+  end
+  env.nt = false
   env.nt_xp, env.stage_xp = uses_xp(env.row_body_nt), uses_xp(env.row_body_stage)
   env.nt_rows = op.nt_stores and render(dirs, "nt_rows.c.tpl", env) or ""
   -- out-of-place ops with wide rows: row r's second pass fused with row

@@ -11,7 +11,7 @@
 @ -- 4096 x 8192 f32 1.46 x memcpy against 0.92 aligned (bench/RESULTS.md
 @ -- run 18).  A row that takes the slow path writes y itself and skips
 @ -- the end of the stream (its `continue`).
-@ local function loop(body, xp, pre, post)
+@ local function loop(body, xp, pre, post, fin)
     for (size_t r = 0; r < rows; r++) {
       const $(CT) *xr = x + r * x_stride;
       $(CT) *yr = y + r * y_stride;
@@ -27,6 +27,9 @@ $(body)
       $(post)
 @   end
     }
+@   if fin then
+    $(fin)
+@   end
     _mm_sfence();
     return;
 @ end
@@ -35,6 +38,33 @@ $(body)
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
 @   loop(row_body_nt, nt_xp)
+  }
+@ end
+@ if row_body_frame then
+@   local F = V.nt_frame
+  /* x and y the same bytes into their lines (two malloc'd buffers):
+   * each row read and written as the aligned lines it covers (y's
+   * frame), the weights copied into that frame once per call, so
+   * neither x's loads nor y's stores split a line; the line two rows
+   * share is streamed whole by the later row (the earlier one's part
+   * carried in cv).  Same bits as the aligned rows (KT-LINES). */
+  if (KG_USE_NT_STAGED(y, y_stride, rows, x) && (((uintptr_t)x ^ (uintptr_t)y) & 63) == 0
+      && ((uintptr_t)y & 3) == 0
+      && (rows == 1 || (((x_stride * sizeof(*x)) & 63) == 0 && ((y_stride * sizeof(*y)) & 63) == 0))) {
+@   for _, line in ipairs(V.lf.prologue("y", { own = true })) do
+    $(line)
+@   end
+@   for _, line in ipairs(frame_stage) do
+    $(line)
+@   end
+    /* rows end to end: each row's last line is the next one's first */
+    const int yc = y_stride == $(D);
+    $(F.vt) cv = $(F.zero);
+    int cy = 0;
+@   loop(row_body_frame, frame_xp, "const " .. CT .. " *xa = (const " .. CT .. " *)((uintptr_t)xr - 4 * kd);\n      "
+@        .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr - 4 * kd);", nil,
+@        "if (cy) " .. F.mstore("(" .. CT .. " *)((uintptr_t)(y + (rows - 1) * y_stride) - 4 * kd) + " .. D,
+@          V.lf.tail, "cv"))
   }
 @ end
 @ if row_body_stage and stage_mode == "shift" then

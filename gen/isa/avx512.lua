@@ -107,6 +107,24 @@ function M.nt_value(dtype, v)
   return nil
 end
 M.nt_shift = "kgi_ntr"
+-- Why: what the line-frame stream (nt_rows.c.tpl, `frame`) does with the
+-- 64 bytes nt_value gives: its type and zero, a blend of two by lane mask
+-- (the frame's head mask), a masked store and a stream to a line.
+-- copy(dst, src, off, end): a line of raw elements from src + off to the
+-- aligned dst + off, end "head" / "tail" masked by the frame's lane masks
+-- (the weights' copy in the frame).
+local function nt_frame_copy(dst, src, off, e)
+  local p = "(const void *)(" .. src .. " + " .. off .. ")"
+  local m = e == "head" and "kmh" or e == "tail" and "kmt" or nil
+  local ld = m and ("_mm512_maskz_loadu_epi32(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_si512(" .. p .. ")")
+  return "_mm512_store_si512((void *)(" .. dst .. " + " .. off .. "), " .. ld .. ");"
+end
+M.nt_frame = {
+  vt = "__m512", zero = "_mm512_setzero_ps()", copy = nt_frame_copy,
+  blend = function(a, m, b) return "_mm512_mask_mov_ps(" .. a .. ", " .. m .. ", " .. b .. ")" end,
+  mstore = function(p, m, v) return "_mm512_mask_storeu_ps(" .. p .. ", " .. m .. ", " .. v .. ");" end,
+  stream = function(p, v) return "_mm512_stream_ps(" .. p .. ", " .. v .. ");" end,
+}
 
 function M.round(dtype, v)
   if dtype == "f32" then return v end
@@ -291,6 +309,12 @@ local function storers(pack)
   return store, store_nt, nt_value
 end
 P.store, P.store_nt, P.nt_value = storers("kgi_v2_pack")
+P.nt_frame = {
+  vt = "__m512i", zero = "_mm512_setzero_si512()", copy = M.nt_frame.copy,
+  blend = function(a, m, b) return "_mm512_mask_mov_epi16(" .. a .. ", " .. m .. ", " .. b .. ")" end,
+  mstore = function(p, m, v) return "_mm512_mask_storeu_epi16(" .. p .. ", " .. m .. ", " .. v .. ");" end,
+  stream = function(p, v) return "_mm512_stream_si512((void *)(" .. p .. "), " .. v .. ");" end,
+}
 -- the line-frame group code: 32 bf16 per line, element masks kmh2 / kmt2
 -- (a pair's lane k holds elements 2k and 2k + 1, so the lane masks of
 -- M.lf still select its halves' lanes)
