@@ -113,11 +113,12 @@ M.nt_shift = "kgi_ntr"
 -- copy(dst, src, off, end): a line of raw elements from src + off to the
 -- aligned dst + off, end "head" / "tail" masked by the frame's lane masks
 -- (the weights' copy in the frame).
+-- (f32 moves: they copy any bits, bf16 pairs too)
 local function nt_frame_copy(dst, src, off, e)
-  local p = "(const void *)(" .. src .. " + " .. off .. ")"
+  local p = "(const float *)(const void *)(" .. src .. " + " .. off .. ")"
   local m = e == "head" and "kmh" or e == "tail" and "kmt" or nil
-  local ld = m and ("_mm512_maskz_loadu_epi32(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_si512(" .. p .. ")")
-  return "_mm512_store_si512((void *)(" .. dst .. " + " .. off .. "), " .. ld .. ");"
+  local ld = m and ("_mm512_maskz_loadu_ps(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_ps(" .. p .. ")")
+  return "_mm512_store_ps((float *)(void *)(" .. dst .. " + " .. off .. "), " .. ld .. ");"
 end
 M.nt_frame = {
   vt = "__m512", zero = "_mm512_setzero_ps()", copy = nt_frame_copy,
