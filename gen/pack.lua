@@ -177,6 +177,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- lines, weights staged in the frame on the stack (<= NT_STAGE_MAX bytes)
   local frame = op.frame_rows and V.lf and V.nt_frame and V.nt_value and V.nt_value(k.dtype, "v") ~= nil
     and (k.dim * util.BYTES[k.dtype]) % 64 == 0 and k.dim % V.W == 0 and env.row_bytes <= NT_STAGE_MAX
+  -- the stack copy of weight w in that frame, as its row and its stage name it
+  env.frame_w = function(w) return "fl_" .. w end
   local yr = env.yr
   for _, rv in ipairs(op.rows or { { key = "row_body", w = "w", wv = "wv" } }) do
     env.w, env.wv, env.nt = rv.w, rv.wv, false
@@ -205,7 +207,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- lanes into fl_<w> (its lines 0 .. nv, masked at both ends)
     local nv, lines_out = k.dim / V.W, {}
     for _, rv in ipairs(op.staged_w) do
-      local a, src = "fl_" .. rv.w, "flp_" .. rv.w
+      local a, src = env.frame_w(rv.w), "flp_" .. rv.w
       lines_out[#lines_out + 1] = string.format("%s %s[%d] __attribute__((aligned(64)));", env.CT, a, k.dim + V.W)
       lines_out[#lines_out + 1] = string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);",
         env.CT, src, env.CT, rv.w)

@@ -145,7 +145,7 @@
 @     local xv = V.load(T, "xa", off, W, m)
 @     local v = fused and V.fma(xv, "vr", "va") or V.mul(V.sub(xv, "vm"), "vr")
 @     local c = { I = V, off = off, n = W }
-@     return V.nt_value(T, V.fma(v, wload(c, "fl_gamma"), wload(c, "fl_beta")))
+@     return V.nt_value(T, V.fma(v, wload(c, frame_w("gamma")), wload(c, frame_w("beta"))))
 @   end
 @   local function pf(a) return "__builtin_prefetch(xp + " .. a .. ", 0, " .. hint .. ");" end
         {
