@@ -367,7 +367,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- token-major heads that all fall in groups reach that row code only
     -- on the rare non-finite path: it converts the weights from memory,
     -- and the call stages none but the frame's (staging both sets took
-    -- 3 % of a 40 x 128 bf16 decode call at offset 16 on a Zen 4 core)
+    -- 2-3 % of a 40 x 128 bf16 decode call off alignment on a Zen 4 core)
     local wload, stage_code = env.wload, env.stage_code
     if k.layout == "token_major" and k.num_heads % G == 0 and k.num_kv_heads % G == 0 then
       env.wload, env.stage_code = function(c, ptr) return load_w(c, ptr or "w") end, ""

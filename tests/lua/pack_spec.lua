@@ -576,6 +576,19 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(c:find("dpbf16_ps(acc, m", 1, true))
     assert.is_falsy(c:find("_mm512_mask_dpbf16_ps", 1, true))
     assert.is_falsy(c:find("_mm512_maskz_dpbf16_ps", 1, true))
+    -- token-major heads all in groups of 4: the twin stages the frame's
+    -- weights only, its rare per-row path converts them from memory;
+    -- the plain code and head-major twins keep their staged copies
+    for _, n in ipairs({ "lf_b128_avx512_lf", "lf_b128_avx512_bf16dot_lf" }) do
+      local t = body(c, n)
+      assert.is_falsy(t:find("ws_q_w", 1, true), n)
+      assert.is_falsy(t:find("ws_k_w", 1, true), n)
+      assert.is_truthy(t:find("kgi_v2_ld(q_w + 0)", 1, true), n)
+      assert.is_truthy(t:find("kgi_v2_ld(k_w + 0)", 1, true), n)
+      assert.is_truthy(t:find("float qvl[128]", 1, true), n)
+    end
+    assert.is_truthy(body(c, "lf_b128_avx512_bf16dot"):find("float ws_q_w[128]", 1, true))
+    assert.is_truthy(body(c, "lf_hm_avx512_lf"):find("float ws_q_w[128]", 1, true))
     -- not for rows under 4 lines, f16 (256-bit halves), tails, streamed heads, AVX2
     for _, n in ipairs({ "lf_b64_avx512", "lf_h128_avx512", "lf_f72_avx512", "lf_f256_avx512" }) do
       assert.is_falsy(c:find(n .. "_lf", 1, true), n)
