@@ -364,12 +364,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     env.G_long, env.group_tokens = nil, nil
     env.p_lf, env.wload_lf = pg, load_w
     env.p = setmetatable({ hoist_w = false }, { __index = p })
-    -- token-major heads that all fall in groups reach that row code only
-    -- on the rare non-finite path: it converts the weights from memory,
-    -- and the call stages none but the frame's (staging both sets took
-    -- 2-3 % of a 40 x 128 bf16 decode call off alignment on a Zen 4 core)
-    local wload, stage_code = env.wload, env.stage_code
-    if k.layout == "token_major" and k.num_heads % G == 0 and k.num_kv_heads % G == 0 then
+    -- chained heads (every one in a group) reach that row code only on
+    -- the rare non-finite path: it converts the weights from memory, and
+    -- the call stages none but the frame's (staging both sets took 2-3 %
+    -- of a 40 x 128 bf16 decode call off alignment on a Zen 4 core)
+    if env.chained(G) then
       env.wload, env.stage_code = function(c, ptr) return load_w(c, ptr or "w") end, ""
     end
     for _, rv in ipairs(op.rows) do
@@ -379,7 +378,6 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     env.p = p
     render_groups(G)
     text = render(dirs, op.frame, env) .. "\n" .. text
-    env.wload, env.stage_code = wload, stage_code
   end
   if twin_text then text = twin_text .. "\n" .. text end
   return text
