@@ -79,6 +79,9 @@ end
 
 -- Rows per group of the grouped in-place path (rms_group.c.tpl).
 local GROUP = 4
+-- Longest row (bytes) that goes in such groups, unless the table says
+-- (V.group_row_bytes).
+local GROUP_ROW_BYTES = 512
 -- QK-norm calls over this many bytes of heads stream f32 heads row by row
 -- and put 16-bit ones in smaller groups (env.group_tokens, env.G_long).
 local STREAM_F32_BYTES = 256 * 1024
@@ -246,10 +249,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- registers stream them (row.plan_unrolled, env.p while rendering the
   -- group code): on a Zen 4 core AVX2 decode 40 x 128 bf16 1.21 -> 0.60 us,
   -- f32 0.65 -> 0.53 us, prefill 2048 x 40 x 128 bf16 2.5 -> 1.3 ms
-  -- (bench/RESULTS.md run 14).
-  local pg = p
-  if op.group and V.group_unrolled and env.row_bytes <= 512 then pg = row.plan_unrolled(p) or p end
-  env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= 512) and GROUP or 1
+  -- (bench/RESULTS.md run 14).  A table's group_row_bytes raises the
+  -- 512-byte limit (AVX2: 1 KiB).
+  local pg, group_max = p, V.group_row_bytes or GROUP_ROW_BYTES
+  if op.group and V.group_unrolled and env.row_bytes <= group_max then pg = row.plan_unrolled(p) or p end
+  env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= group_max) and GROUP or 1
   -- tables marked pair_groups (AVX2, AVX-512): token-major heads whose counts are
   -- even but not both multiples of G go in chained pairs (`chained`
   -- below) rather than groups of G, the rest head by head, unchained.

@@ -29,6 +29,11 @@ local M = {
   -- 6 + 2 heads of bf16 head_dim 64 measured decode 3.3-4.0 -> 2.7 and
   -- 2048-token prefill 1.47-1.54 -> 1.33-1.38 x the ceiling (RESULTS run 25)
   pair_groups = true,
+  -- QK-norm heads of up to this many bytes go in groups of 4 (gen/pack.lua;
+  -- 512 elsewhere): decode 32 + 8 heads of f32 head_dim 256 (1 KiB) on a
+  -- Zen 3 core, both builds in one process, 0.60x the time of head by
+  -- head (1-6 tokens 0.60-0.68x; same bits; bench/RESULTS.md run 36)
+  group_row_bytes = 1024,
   -- head-major QK-norm calls of fewer tokens than a group (decode) group
   -- each token's heads across heads (qk_norm.c.tpl): decode 32 + 8 heads
   -- of head_dim 128 on a Zen 3 core, paired, bf16 1.47 -> 0.80 us and f32
@@ -169,7 +174,8 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  pair_groups = M.pair_groups, head_major_groups = M.head_major_groups, nt_row = M.nt_row,
+  pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
+  head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
   -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
