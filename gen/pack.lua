@@ -292,13 +292,16 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- Head-major calls the same (run 26, Zen 3, AVX2, 2048-token prefill of
   -- 32 + 8 heads: f32 head_dim 128 1.16-1.34 -> 1.05-1.09 x the in-place
   -- pass, 64 1.07-1.26 -> 0.99-1.09, bf16 256 1.31-1.57 -> 1.14-1.25).
-  -- nil: groups of G at every length.
+  -- nil: groups of G at every length.  A table's group_f32_bytes moves
+  -- the switch for f32 heads (AVX2: 2 MiB).
   if env.G > 1 then
     local most = V.long_group_bytes or LONG_GROUP_BYTES
     local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.max(2, math.floor(most / env.row_bytes)))
     if g_long < env.G then
       env.G_long = g_long
-      env.group_tokens = math.max(1, math.floor(STREAM_F32_BYTES / ((k.num_heads + k.num_kv_heads) * env.row_bytes)))
+      env.STREAM_F32_BYTES = k.dtype == "f32" and V.group_f32_bytes or STREAM_F32_BYTES
+      local token_bytes = (k.num_heads + k.num_kv_heads) * env.row_bytes
+      env.group_tokens = math.max(1, math.floor(env.STREAM_F32_BYTES / token_bytes))
     end
   end
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their

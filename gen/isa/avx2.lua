@@ -34,6 +34,15 @@ local M = {
   -- Zen 3 core, both builds in one process, 0.60x the time of head by
   -- head (1-6 tokens 0.60-0.68x; same bits; bench/RESULTS.md run 36)
   group_row_bytes = 1024,
+  -- f32 QK-norm calls of up to this many bytes of heads stay in groups;
+  -- longer ones stream head by head (gen/pack.lua; 256 KiB elsewhere).
+  -- Zen 3, 32 + 8 heads, data in the caches, both builds in one process:
+  -- groups took 0.52-0.58x the time of streaming for head_dim 64 (32-512
+  -- tokens, token- and head-major), 0.86-0.89x for 128 (16-256 tokens),
+  -- 0.76-0.85x for 256 (16-128 tokens); past the last-level cache
+  -- streaming wins (2048-token prefill: 1.18x, 1.30x for groups).
+  -- 2 MiB is within the L2 or L3 of any core this table targets.
+  group_f32_bytes = 2 * 1024 * 1024,
   -- head-major QK-norm calls of fewer tokens than a group (decode) group
   -- each token's heads across heads (qk_norm.c.tpl): decode 32 + 8 heads
   -- of head_dim 128 on a Zen 3 core, paired, bf16 1.47 -> 0.80 us and f32
@@ -174,7 +183,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
+  pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes, group_f32_bytes = M.group_f32_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged

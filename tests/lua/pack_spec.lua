@@ -203,13 +203,14 @@ return { name = "ag", isa = { "scalar", "avx2" }, kernels = {
     assert.is_truthy(b:find("snv = kgi_avx2_hsum4(hv0, hv1, hv2, hv3);", 1, true))
     assert.is_truthy(b:find("const __m256 rq = kgi_avx2_rs4(ssv, 128, (double)1e-06f);", 1, true))
     assert.is_truthy(b:find("_mm256_movemask_pd(_mm256_cmp_pd(ssv, ", 1, true))
-    -- f32: grouped up to 256 KiB of heads, streamed beyond; 1 KiB heads
-    -- too (group_row_bytes), where 512 bytes is the limit elsewhere
+    -- f32: grouped up to 2 MiB of heads (group_f32_bytes; 256 KiB
+    -- elsewhere), streamed beyond; 1 KiB heads too (group_row_bytes),
+    -- where 512 bytes is the limit elsewhere
     local f = body(c, "ag_f128_avx2")
-    assert.is_truthy(f:find("if (tokens <= 12) {", 1, true))
+    assert.is_truthy(f:find("if (tokens <= 102) {", 1, true))
     assert.is_truthy(f:find("h += 4", 1, true))
     local f2 = body(c, "ag_f256_avx2")
-    local long2 = f2:find("    return;\n  }\n", f2:find("if (tokens <= 6) {", 1, true), true)
+    local long2 = f2:find("    return;\n  }\n", f2:find("if (tokens <= 51) {", 1, true), true)
     assert.is_truthy(long2)
     assert.is_truthy(f2:sub(1, long2):find("h += 4", 1, true))
     assert.is_falsy(f2:sub(long2):find("h += 4", 1, true))
@@ -803,12 +804,13 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
     assert.is_truthy(grouped("ch_hm_avx512"):find("const size_t pfh = 1024;", 1, true))
     assert.is_falsy(grouped("ch_b_avx512"):find("pfh", 1, true))
-    -- head-major f32 calls past 256 KiB of heads stream row by row, as
-    -- token-major ones do; shorter ones keep groups of 4 along the head
-    for _, name in ipairs({ "ch_hmf_avx2", "ch_hmf_avx512" }) do
+    -- head-major f32 calls past 256 KiB of heads (AVX2: 2 MiB,
+    -- group_f32_bytes) stream row by row, as token-major ones do; shorter
+    -- ones keep groups of 4 along the head
+    for name, most in pairs({ ch_hmf_avx2 = 341, ch_hmf_avx512 = 42 }) do
       local hf = name:find("avx2") and body(S.read(dir .. "/ch/ch_avx2.c"), name) or grouped(name)
       -- the short form ends at its last return (the first is decode's)
-      local cut = hf:find("if (tokens <= 42) {", 1, true)
+      local cut = hf:find("if (tokens <= " .. most .. ") {", 1, true)
       assert.is_truthy(cut, name)
       while hf:find("    return;\n  }\n", cut + 1, true) do cut = hf:find("    return;\n  }\n", cut + 1, true) end
       assert.is_truthy(hf:sub(1, cut):find("t += 4) {", 1, true), name)
