@@ -130,7 +130,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     attr = attr, indent = indent, linkage = twin_of and "static " or "",
     dot_call = twin_text and string.format("if (kg_cpu_avx512_bf16()) { %s_bf16dot(%s); return; }", s, names),
     layout_doc = op.layout_doc and op.layout_doc[k.layout],
-    row_bytes = k.dim * util.BYTES[k.dtype], STREAM_F32_BYTES = STREAM_F32_BYTES,
+    row_bytes = k.dim * util.BYTES[k.dtype],
   }
   local tiny = k.eps < 2 ^ -100 and " || ss < 0x1p-60" or ""
   env.slow_test = "!(ss <= (double)FLT_MAX)" .. tiny
@@ -299,9 +299,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     local g_long = k.dtype == "f32" and 1 or math.min(env.G, math.max(2, math.floor(most / env.row_bytes)))
     if g_long < env.G then
       env.G_long = g_long
-      env.STREAM_F32_BYTES = k.dtype == "f32" and V.group_f32_bytes or STREAM_F32_BYTES
+      -- the switch in bytes of heads (group_bytes) and in tokens
+      env.group_bytes = k.dtype == "f32" and V.group_f32_bytes or STREAM_F32_BYTES
       local token_bytes = (k.num_heads + k.num_kv_heads) * env.row_bytes
-      env.group_tokens = math.max(1, math.floor(env.STREAM_F32_BYTES / token_bytes))
+      env.group_tokens = math.max(1, math.floor(env.group_bytes / token_bytes))
     end
   end
   -- groups of 4 whose rows are whole vectors (no scalar tail) finish their

@@ -247,7 +247,7 @@ $(ind)}
 @   end
 @ end
 @ if group_tokens then
-  if (tokens <= $(util.int(group_tokens))) { /* <= $(util.int(math.floor(STREAM_F32_BYTES / 1024))) KiB of heads: groups of $(G) */
+  if (tokens <= $(util.int(group_tokens))) { /* <= $(util.int(math.floor(group_bytes / 1024))) KiB of heads: groups of $(G) */
 @   all_rows(G)
     return;
   }

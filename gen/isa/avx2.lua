@@ -183,7 +183,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes, group_f32_bytes = M.group_f32_bytes,
+  pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
