@@ -7,9 +7,14 @@
 #                       on AVX-512 or AVX2)
 #   make matrix         every op x dtype x shape x ISA of tests/specs/kgm.lua:
 #                       table on stdout, out/matrix.md and out/matrix.json
-# Both are in TEST_TARGETS (the whole matrix takes seconds).
+#   make test-models    the same matrix over the pack of every model config
+#                       in tests/hf/ (kgen --hf), natively, NEON under
+#                       qemu-aarch64 and AVX-512 on SIMDe (tests/models.sh;
+#                       MODELS="qwen3-8b gpt2" for some of them)
+# All three are in TEST_TARGETS (the matrix takes seconds, the models
+# about three minutes).
 
-.PHONY: matrix test-dispatch
+.PHONY: matrix test-dispatch test-models
 
 MATRIX_PACK := kgm
 DISPATCH_PACK := kgd
@@ -104,4 +109,10 @@ MATRIX_BINS = $(BUILD)/matrix \
 matrix: $(MATRIX_BINS)
 	sh tests/matrix.sh $(OUT)/$(MATRIX_PACK) $(BUILD) $(OUT)
 
-TEST_TARGETS += test-dispatch matrix
+# Why: what a user runs is a pack from a model's config.json, with that
+# model's head counts, dims, dtypes and weight offsets; the matrix of the
+# test pack alone does not cover them all.
+test-models: | $(BUILD)
+	CC="$(CC)" CFLAGS="$(CSTD) $(CFLAGS) $(WARN)" AARCH64_CC="$(AARCH64_CC)" sh tests/models.sh $(BUILD)
+
+TEST_TARGETS += test-dispatch matrix test-models
