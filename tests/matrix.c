@@ -553,6 +553,10 @@ done:
 }
 
 #define KGM_TOKENS 3
+/* Long calls: more than this many bytes of heads, past every generated
+ * switch from groups to streaming (gen/pack.lua group_tokens: at most 2 MiB
+ * of heads, the AVX2 f32 table's). */
+#define KGM_LONG_BYTES ((size_t)2 << 20)
 
 /* Element (t, h, 0) of a qk tensor of nh heads with stride `st`. */
 static size_t kgm_qk_at(const kg_variant *v, size_t st, size_t t, size_t h) {
@@ -561,19 +565,34 @@ static size_t kgm_qk_at(const kg_variant *v, size_t st, size_t t, size_t h) {
 
 /* Why: qk_norm is in place over two tensors; each (token, head) is a row
  * checked like RMSNorm, and every element outside the rows must keep its
- * canary. */
-static void kgm_run_qk(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a) {
+ * canary.  One call of T tokens: strides padded past the heads (off < 0,
+ * buffers from malloc) or tight (heads back to back, as in a model's q and
+ * k), each tensor starting `off` bytes past a 64-byte boundary. */
+static void kgm_qk_case(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a,
+                        size_t T, int off) {
   const int dt = v->dtype, hm = v->layout == KG_HEAD_MAJOR;
-  const size_t n = v->dim, es = kgm_esize(dt), T = KGM_TOKENS;
+  const size_t n = v->dim, es = kgm_esize(dt);
   const size_t nh[2] = {v->num_heads, v->num_kv_heads};
-  const char *const nm[2] = {"q", "k"};
+  char nm[2][64];
   void *buf[2] = {NULL, NULL}, *orig[2] = {NULL, NULL}, *w[2] = {NULL, NULL};
+  void *raw[2] = {NULL, NULL};
   size_t st[2], len[2], j, t, h, at, row;
+  for (j = 0; j < 2; j++) /* which call a failure came from */
+    if (off < 0)
+      snprintf(nm[j], sizeof nm[j], "%s of %zu token%s", j ? "k" : "q", T, T == 1 ? "" : "s");
+    else
+      snprintf(nm[j], sizeof nm[j], "%s of %zu token%s, %d bytes into a line", j ? "k" : "q", T,
+               T == 1 ? "" : "s", off);
   for (j = 0; j < 2; j++) {
-    st[j] = hm ? T * n + (j ? KGM_YPAD : KGM_XPAD)
-               : nh[j] * n + (j ? KGM_YPAD : KGM_XPAD);
+    const size_t pad = off < 0 ? (j ? KGM_YPAD : KGM_XPAD) : 0;
+    st[j] = hm ? T * n + pad : nh[j] * n + pad;
     len[j] = (hm ? nh[j] : T) * st[j];
-    buf[j] = malloc(len[j] * es);
+    if (off < 0) {
+      raw[j] = buf[j] = malloc(len[j] * es);
+    } else {
+      raw[j] = aligned_alloc(64, (len[j] * es + (size_t)off + 63) / 64 * 64);
+      buf[j] = raw[j] ? (char *)raw[j] + off : NULL;
+    }
     orig[j] = malloc(len[j] * es);
     w[j] = malloc(n * es);
     if (!buf[j] || !orig[j] || !w[j]) {
@@ -627,10 +646,25 @@ static void kgm_run_qk(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a) {
   }
 done:
   for (j = 0; j < 2; j++) {
-    free(buf[j]);
+    free(raw[j]);
     free(orig[j]);
     free(w[j]);
   }
+}
+
+/* Why: the call shapes a model's kernels meet: a few tokens with padded
+ * strides; decode (1 token) with q and k on a line boundary and 16 bytes
+ * into a line (where malloc puts large buffers; the AVX-512 line frame);
+ * a long call (prefill, past the switch to streaming) 16 bytes in. */
+static void kgm_run_qk(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a) {
+  const size_t token = (v->num_heads + v->num_kv_heads) * v->dim * kgm_esize(v->dtype);
+  kgm_qk_case(v, s, hard, a, KGM_TOKENS, -1);
+  if (!a->broken)
+    kgm_qk_case(v, s, hard, a, 1, 0);
+  if (!a->broken)
+    kgm_qk_case(v, s, hard, a, 1, 16);
+  if (!a->broken)
+    kgm_qk_case(v, s, hard, a, KGM_LONG_BYTES / token + 1, 16);
 }
 
 /* ---- a cell -------------------------------------------------------------- */
