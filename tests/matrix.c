@@ -290,6 +290,7 @@ typedef struct kgm_acc {
   double max_ulp, used;
   char worst[320];
   int broken; /* a contract (not a tolerance) failed: worst says which */
+  char call[96]; /* the call being checked, for worst ("" for the first) */
 } kgm_acc;
 
 /* Why: keep the element where the error used the most of its allowance,
@@ -306,21 +307,23 @@ static void kgm_score(kgm_acc *a, double ulp, double used, int kind,
   if (used > a->used && !a->broken) {
     a->used = used;
     snprintf(a->worst, sizeof a->worst,
-             "%s row %zu (%s) [%zu]: got %.9g, want %.9g (%.3g ulp)", where,
-             row, kgm_kind_name[kind], i, got, want, ulp);
+             "%s%s%s row %zu (%s) [%zu]: got %.9g, want %.9g (%.3g ulp)", a->call,
+             a->call[0] ? ": " : "", where, row, kgm_kind_name[kind], i, got, want, ulp);
   }
 }
 
 /* Why: a broken contract outranks any tolerance: report the first one. */
 static void kgm_break(kgm_acc *a, const char *fmt, ...) {
   va_list ap;
+  char what[216];
   if (a->broken)
     return;
   a->broken = 1;
   a->used = INFINITY;
   va_start(ap, fmt);
-  vsnprintf(a->worst, sizeof a->worst, fmt, ap);
+  vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
+  snprintf(a->worst, sizeof a->worst, "%s%s%s", a->call, a->call[0] ? ": " : "", what);
 }
 
 /* Why: a row holding NaN or Inf must come out all NaN (the reference
@@ -463,19 +466,35 @@ static int kgm_row_kind(size_t r, int hard) {
   return r < KGM_NKINDS ? (int)r : KGM_RANDOM;
 }
 
+/* Why: x and y of a rows case, from malloc with padded strides (off < 0)
+ * or tight, `off` bytes past a 64-byte boundary; *raw is what to free. */
+static void *kgm_rows_alloc(size_t elems, size_t es, int off, void **raw) {
+  if (off < 0)
+    return *raw = malloc(elems * es);
+  *raw = aligned_alloc(64, (elems * es + (size_t)off + 63) / 64 * 64);
+  return *raw ? (char *)*raw + off : NULL;
+}
+
 /* Why: one routine for rmsnorm and layernorm; they differ in the extra
- * parameter vectors and the reference. */
-static void kgm_run_rows(const kg_variant *v, uint64_t *s, int hard,
-                         kgm_acc *a) {
+ * parameter vectors and the reference.  One case: x and y with padded
+ * strides from malloc (xoff < 0), or tight rows xoff and yoff bytes past
+ * a 64-byte boundary. */
+static void kgm_rows_case(const kg_variant *v, uint64_t *s, int hard,
+                          kgm_acc *a, int xoff, int yoff) {
   const int dt = v->dtype, ln = v->op == KG_OP_LAYERNORM;
   const size_t n = v->dim, es = kgm_esize(dt), rows = KGM_ROWS;
-  const size_t xs = n + KGM_XPAD, ys = n + KGM_YPAD;
-  void *x = malloc(rows * xs * es), *x0 = malloc(rows * xs * es);
-  void *y = malloc(rows * ys * es), *y2 = malloc(rows * ys * es);
+  const size_t xs = xoff < 0 ? n + KGM_XPAD : n, ys = xoff < 0 ? n + KGM_YPAD : n;
+  void *xraw, *yraw;
+  void *x = kgm_rows_alloc(rows * xs, es, xoff, &xraw), *x0 = malloc(rows * xs * es);
+  void *y = kgm_rows_alloc(rows * ys, es, xoff < 0 ? -1 : yoff, &yraw), *y2 = malloc(rows * ys * es);
   void *w = malloc(n * es), *b = malloc(n * es);
   float *st1 = malloc((rows + 1) * sizeof(float));
   float *st2 = malloc((rows + 1) * sizeof(float));
   size_t r, at;
+  if (xoff < 0)
+    snprintf(a->call, sizeof a->call, "padded strides");
+  else
+    snprintf(a->call, sizeof a->call, "tight rows, x %d and y %d bytes into a line", xoff, yoff);
   if (!x || !x0 || !y || !y2 || !w || !b || !st1 || !st2) {
     kgm_break(a, "out of memory");
     goto done;
@@ -542,14 +561,26 @@ static void kgm_run_rows(const kg_variant *v, uint64_t *s, int hard,
     }
   }
 done:
-  free(x);
+  free(xraw);
   free(x0);
-  free(y);
+  free(yraw);
   free(y2);
   free(w);
   free(b);
   free(st1);
   free(st2);
+}
+
+/* Why: padded rows from malloc, then tight rows 16 bytes into a line (where
+ * malloc puts large buffers; AVX-512's line frame), y there too and 48
+ * bytes in (y at another offset than x). */
+static void kgm_run_rows(const kg_variant *v, uint64_t *s, int hard,
+                         kgm_acc *a) {
+  kgm_rows_case(v, s, hard, a, -1, -1);
+  if (!a->broken)
+    kgm_rows_case(v, s, hard, a, 16, 16);
+  if (!a->broken)
+    kgm_rows_case(v, s, hard, a, 16, 48);
 }
 
 #define KGM_TOKENS 3
@@ -573,16 +604,15 @@ static void kgm_qk_case(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a,
   const int dt = v->dtype, hm = v->layout == KG_HEAD_MAJOR;
   const size_t n = v->dim, es = kgm_esize(dt);
   const size_t nh[2] = {v->num_heads, v->num_kv_heads};
-  char nm[2][64];
+  const char *const nm[2] = {"q", "k"};
   void *buf[2] = {NULL, NULL}, *orig[2] = {NULL, NULL}, *w[2] = {NULL, NULL};
   void *raw[2] = {NULL, NULL};
   size_t st[2], len[2], j, t, h, at, row;
-  for (j = 0; j < 2; j++) /* which call a failure came from */
-    if (off < 0)
-      snprintf(nm[j], sizeof nm[j], "%s of %zu token%s", j ? "k" : "q", T, T == 1 ? "" : "s");
-    else
-      snprintf(nm[j], sizeof nm[j], "%s of %zu token%s, %d bytes into a line", j ? "k" : "q", T,
-               T == 1 ? "" : "s", off);
+  if (off < 0)
+    snprintf(a->call, sizeof a->call, "%zu tokens, padded strides", T);
+  else
+    snprintf(a->call, sizeof a->call, "%zu token%s, q and k %d bytes into a line", T,
+             T == 1 ? "" : "s", off);
   for (j = 0; j < 2; j++) {
     const size_t pad = off < 0 ? (j ? KGM_YPAD : KGM_XPAD) : 0;
     st[j] = hm ? T * n + pad : nh[j] * n + pad;
