@@ -23,7 +23,7 @@ if [ $# -ne 1 ]; then
   echo "usage: sh tests/models.sh BUILD_DIR" >&2
   exit 2
 fi
-root=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 cd "$root" || exit 2
 B=$1/models
 : "${CC:=cc}" "${CFLAGS:=-std=c11 -O2 -Wall -Wextra -Werror}" "${AARCH64_CC:=aarch64-linux-gnu-gcc}"
@@ -70,7 +70,10 @@ for cfg in tests/hf/*/config.json; do
   name=$(basename "$pack")
   set -- -I"$pack" -Itests -DKG_PACK_HEADER="\"$name.h\"" \
     -DKG_PACK_VARIANTS="${name}_variants" -DKG_PACK_NUM="${name}_num_variants"
-  others=$(ls "$pack"/*.c | grep -v '_avx512\.c$')
+  others=""
+  for f in "$pack"/*.c; do
+    case $f in *_avx512.c) ;; *) others="$others $f" ;; esac
+  done
   # shellcheck disable=SC2086 # CFLAGS and the file lists are word lists
   if ! $CC $CFLAGS "$@" tests/matrix.c tests/ref.c "$pack"/*.c -lm -o "$d/native/matrix"; then
     echo "test-models: $model: the native runner did not build"
