@@ -113,6 +113,7 @@ matrix: $(MATRIX_BINS)
 # model's head counts, dims, dtypes and weight offsets; the matrix of the
 # test pack alone does not cover them all.
 test-models: | $(BUILD)
-	CC="$(CC)" CFLAGS="$(CSTD) $(CFLAGS) $(WARN)" AARCH64_CC="$(AARCH64_CC)" sh tests/models.sh $(BUILD)
+	CC="$(CC)" CFLAGS="$(CSTD) $(CFLAGS) $(WARN)" AARCH64_CC="$(AARCH64_CC)" \
+	  EMU512_CC="$(EMU512_CC)" EMU512_FLAGS="$(EMU512_FLAGS)" sh tests/models.sh $(BUILD)
 
 TEST_TARGETS += test-dispatch matrix test-models

@@ -466,9 +466,9 @@ static int kgm_row_kind(size_t r, int hard) {
   return r < KGM_NKINDS ? (int)r : KGM_RANDOM;
 }
 
-/* Why: x and y of a rows case, from malloc with padded strides (off < 0)
- * or tight, `off` bytes past a 64-byte boundary; *raw is what to free. */
-static void *kgm_rows_alloc(size_t elems, size_t es, int off, void **raw) {
+/* Why: a case's buffer: from malloc (off < 0, padded strides) or `off`
+ * bytes past a 64-byte boundary (tight); *raw is what to free. */
+static void *kgm_alloc_at(size_t elems, size_t es, int off, void **raw) {
   if (off < 0)
     return *raw = malloc(elems * es);
   *raw = aligned_alloc(64, (elems * es + (size_t)off + 63) / 64 * 64);
@@ -485,8 +485,8 @@ static void kgm_rows_case(const kg_variant *v, uint64_t *s, int hard,
   const size_t n = v->dim, es = kgm_esize(dt), rows = KGM_ROWS;
   const size_t xs = xoff < 0 ? n + KGM_XPAD : n, ys = xoff < 0 ? n + KGM_YPAD : n;
   void *xraw, *yraw;
-  void *x = kgm_rows_alloc(rows * xs, es, xoff, &xraw), *x0 = malloc(rows * xs * es);
-  void *y = kgm_rows_alloc(rows * ys, es, xoff < 0 ? -1 : yoff, &yraw), *y2 = malloc(rows * ys * es);
+  void *x = kgm_alloc_at(rows * xs, es, xoff, &xraw), *x0 = malloc(rows * xs * es);
+  void *y = kgm_alloc_at(rows * ys, es, xoff < 0 ? -1 : yoff, &yraw), *y2 = malloc(rows * ys * es);
   void *w = malloc(n * es), *b = malloc(n * es);
   float *st1 = malloc((rows + 1) * sizeof(float));
   float *st2 = malloc((rows + 1) * sizeof(float));
@@ -617,12 +617,7 @@ static void kgm_qk_case(const kg_variant *v, uint64_t *s, int hard, kgm_acc *a,
     const size_t pad = off < 0 ? (j ? KGM_YPAD : KGM_XPAD) : 0;
     st[j] = hm ? T * n + pad : nh[j] * n + pad;
     len[j] = (hm ? nh[j] : T) * st[j];
-    if (off < 0) {
-      raw[j] = buf[j] = malloc(len[j] * es);
-    } else {
-      raw[j] = aligned_alloc(64, (len[j] * es + (size_t)off + 63) / 64 * 64);
-      buf[j] = raw[j] ? (char *)raw[j] + off : NULL;
-    }
+    buf[j] = kgm_alloc_at(len[j], es, off, &raw[j]);
     orig[j] = malloc(len[j] * es);
     w[j] = malloc(n * es);
     if (!buf[j] || !orig[j] || !w[j]) {

@@ -16,7 +16,7 @@
 #   sh tests/models.sh BUILD_DIR     (make test-models)
 #
 # Environment (the Makefile passes its own): CC, CFLAGS, AARCH64_CC,
-# LUA (for tests/matrix.sh); MODELS="qwen3-8b gpt2" runs only those
+# EMU512_CC and EMU512_FLAGS (mk/emu512.mk's), LUA (for tests/matrix.sh); MODELS="qwen3-8b gpt2" runs only those
 # folders of tests/hf/.
 set -u
 if [ $# -ne 1 ]; then
@@ -27,6 +27,7 @@ root=$(CDPATH='' cd -- "$(dirname -- "$0")/.." && pwd)
 cd "$root" || exit 2
 B=$1/models
 : "${CC:=cc}" "${CFLAGS:=-std=c11 -O2 -Wall -Wextra -Werror}" "${AARCH64_CC:=aarch64-linux-gnu-gcc}"
+: "${EMU512_CC:=gcc}" "${EMU512_FLAGS:=-std=c11 -O1 -Wall -Wextra -Werror -Wno-psabi -mavx2 -mfma -mf16c}"
 rm -rf "$B"
 mkdir -p "$B"
 
@@ -36,7 +37,7 @@ if [ "$(uname -m)" != x86_64 ]; then
   emu_why="not an x86-64 machine"
 elif ! grep -qw avx2 /proc/cpuinfo || ! grep -qw fma /proc/cpuinfo || ! grep -qw f16c /proc/cpuinfo; then
   emu_why="the emulation needs AVX2, FMA and F16C"
-elif ! echo '#include <simde/x86/avx512.h>' | gcc -E -x c - >/dev/null 2>&1; then
+elif ! echo '#include <simde/x86/avx512.h>' | $EMU512_CC -E -x c - >/dev/null 2>&1; then
   emu_why="SIMDe's headers are missing (Debian package libsimde-dev)"
 fi
 arm=1
@@ -98,7 +99,7 @@ for cfg in tests/hf/*/config.json; do
     continue
   fi
   # shellcheck disable=SC2086
-  if ! gcc -std=c11 -O1 -Wall -Wextra -Werror -Wno-psabi -mavx2 -mfma -mf16c -Itests/emu512 -I"$pack" \
+  if ! $EMU512_CC $EMU512_FLAGS -Itests/emu512 -I"$pack" \
         -c "$d/emu512/emu.c" -o "$d/emu512/emu.o" \
      || ! $CC $CFLAGS "$@" tests/matrix.c tests/ref.c $others "$d/emu512/emu.o" \
         tests/emu512/kg_cpu_emu.c -lm -o "$d/emu512/matrix"; then
