@@ -32,14 +32,7 @@ rm -rf "$B"
 mkdir -p "$B"
 
 # Why: the emulated leg needs what `make test-avx512-emu` needs.
-emu_why=""
-if [ "$(uname -m)" != x86_64 ]; then
-  emu_why="not an x86-64 machine"
-elif ! grep -qw avx2 /proc/cpuinfo || ! grep -qw fma /proc/cpuinfo || ! grep -qw f16c /proc/cpuinfo; then
-  emu_why="the emulation needs AVX2, FMA and F16C"
-elif ! echo '#include <simde/x86/avx512.h>' | $EMU512_CC -E -x c - >/dev/null 2>&1; then
-  emu_why="SIMDe's headers are missing (Debian package libsimde-dev)"
-fi
+emu_why=$(sh tests/emu512/emu512.sh why "$EMU512_CC")
 arm=1
 command -v "$AARCH64_CC" >/dev/null 2>&1 || arm=0
 
@@ -91,10 +84,9 @@ for cfg in tests/hf/*/config.json; do
     echo "SKIPPED test-models: $model (emu512): $emu_why"
     continue
   fi
-  # the AVX-512 file with every AVX-512 target made AVX2 (mk/emu512.mk)
-  sed -E 's/target\("avx512[^"]*"\)/target("avx2,fma,f16c")/g' "$pack/${name}_avx512.c" >"$d/emu512/emu.c"
-  if grep -q 'target("[^"]*avx512' "$d/emu512/emu.c"; then
-    echo "test-models: $model: an AVX-512 target attribute is left in $d/emu512/emu.c"
+  # the AVX-512 file with every AVX-512 target made AVX2 (as mk/emu512.mk)
+  if ! sh tests/emu512/emu512.sh rewrite "$pack/${name}_avx512.c" "$d/emu512/emu.c"; then
+    echo "test-models: $model: the AVX-512 file could not be rewritten for the emulation"
     fails=$((fails + 1))
     continue
   fi

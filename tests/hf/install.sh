@@ -6,14 +6,8 @@
 # uninstall removes everything install wrote.
 # Usage: tests/hf/install.sh
 set -u
-root=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-pass() { checks=$((checks + 1)); }
-fail() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
-quiet() { "$@" >"$tmp/log" 2>&1 || { echo "    $(tail -5 "$tmp/log")"; return 1; }; }
+# shellcheck source=tests/hf/checks.sh
+. "$(dirname -- "$0")/checks.sh"
 
 p="$tmp/prefix"
 if quiet make -C "$root" --no-print-directory install PREFIX="$p"; then pass
@@ -80,5 +74,4 @@ if make -C "$root" --no-print-directory install PREFIX= >/dev/null 2>&1; then
   fail "make install PREFIX= (empty) did not refuse"
 else pass; fi
 
-echo "tests/hf/install.sh: $checks checks, $fails failed"
-[ "$fails" = 0 ]
+summary tests/hf/install.sh

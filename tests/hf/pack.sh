@@ -11,15 +11,9 @@
 #     removes what install wrote
 # Usage: tests/hf/pack.sh
 set -u
-root=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
+# shellcheck source=tests/hf/checks.sh
+. "$(dirname -- "$0")/checks.sh"
 KGEN="$root/gen/kgen"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-pass() { checks=$((checks + 1)); }
-fail() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
-quiet() { "$@" >"$tmp/log" 2>&1 || { echo "    $(tail -5 "$tmp/log")"; return 1; }; }
 
 cd "$tmp" || exit 1
 mkdir gen1 gen2
@@ -94,5 +88,4 @@ EOF
   rm -rf "$prefix"
 done
 
-echo "tests/hf/pack.sh: $checks checks, $fails failed"
-[ "$fails" = 0 ]
+summary tests/hf/pack.sh

@@ -11,15 +11,10 @@
 #     layout, model_type; --name; options that do not apply
 # Usage: tests/hf/run.sh (from anywhere; runs in a temp folder).
 set -u
-root=$(CDPATH= cd -- "$(dirname -- "$0")/../.." && pwd)
+# shellcheck source=tests/hf/checks.sh
+. "$(dirname -- "$0")/checks.sh"
 cd "$root" || exit 1
 KGEN=gen/kgen
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-checks=0
-pass() { checks=$((checks + 1)); }
-fail() { checks=$((checks + 1)); fails=$((fails + 1)); echo "FAIL: $*"; }
 
 luas="luajit lua5.4"
 
@@ -185,5 +180,4 @@ name_is names "$tmp/names/config.json"
 sed 's/^{/{ "_name_or_path": "Qwen\/Qwen3-0.6B-Base",/' $q >"$tmp/names/np.json"
 name_is qwen3_0_6b_base "$tmp/names/np.json"
 
-echo "tests/hf/run.sh: $checks checks, $fails failed"
-[ "$fails" = 0 ]
+summary tests/hf/run.sh
