@@ -20,6 +20,18 @@
 #define KG_NOINLINE __attribute__((noinline, cold))
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")
+/* Why: clang (not GCC) sinks a group's sums of squares, pure arithmetic on
+ * loads that must stay above the step's stores, down past those stores to
+ * where the next step uses them, so every loaded vector stays live across
+ * the stores and spills (AVX2 QK-norm decode f32: 835 spill moves a call,
+ * 1.23x GCC's time).  An empty volatile asm that takes and gives back the
+ * finished sums keeps them where the source computes them; it emits no
+ * instruction and changes no bit.  (rms_group.c.tpl) */
+#if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+#define KG_PIN(v) __asm__ volatile("" : "+x"(v))
+#else
+#define KG_PIN(v) ((void)0)
+#endif
 /* Output size from which out-of-place kernels use non-temporal stores
  * (override with -DKG_NT_BYTES=...), straight to y where y is 64-byte
  * aligned with a stride of whole cache lines and is not x. */

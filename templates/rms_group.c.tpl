@@ -9,7 +9,8 @@
 @ -- ahead2_of; chained groups of 4 on AVX-512): the frame sums two groups
 @ -- ahead and a step starts the next group's rs (rqc, from snv) while using
 @ -- the one started a step before, so a chain has two groups to finish in.
-@ -- part "sums": the next group's sums into sn<g> (declared by the frame);
+@ -- part "sums": the next group's sums into sn<g> (declared by the frame),
+@ -- pinned there by KG_PIN (isa_file.c.tpl: clang would sink them);
 @ -- the frame also defines `more` and `nx`, the next group's first row (its
 @ -- rows follow at head_dim apart: the next heads, or the next loop's;
 @ -- nx_stride apart where that is set: head-major heads across heads).
@@ -29,6 +30,7 @@
           $(indent(lines.sums(V, T, CT, p, G), "          "))
         }
         snv = $(V.g4.sum4("hv0", "hv1", "hv2", "hv3"));
+        KG_PIN(snv);
 @ elseif part == "sums" then
 @   if V4 then
         $(V.g4.pvt) hv0, hv1, hv2, hv3;
@@ -43,6 +45,11 @@
 @   end
 @   if V4 then
         snv = $(V.g4.sum4("hv0", "hv1", "hv2", "hv3"));
+        KG_PIN(snv);
+@   else
+@     for g = 0, G - 1 do
+        KG_PIN(sn$(g));
+@     end
 @   end
 @ else
 @ local tests = {}
