@@ -17,7 +17,7 @@
  * bench/README.md).  The large shapes are also timed that way on 2 threads.
  *
  * Usage: bench [--quick] [--filter A,B] [--md F] [--json F] [--dat F]
- *              [--rounds N] [--dram-mib N] [--offset N] [--no-2t] [--commit S] [--date S]
+ *              [--rounds N] [--dram-mib N] [--offset N] [--w-offset N] [--no-2t] [--commit S] [--date S]
  * Speed is reported, never asserted: the exit status is 0 whatever the
  * numbers (2 on bad arguments or a --filter that matches nothing, 1 when
  * memory or an output file cannot be had). */
@@ -54,6 +54,7 @@ typedef struct kb_opts {
   int no_rotate;            /* --no-rotate: cached shapes call on one set */
   size_t offset;            /* bytes past a 64-byte boundary where x and y sets start */
   size_t kshift;            /* QK-norm: K heads this many bytes further into their lines than Q */
+  size_t woff;              /* bytes past a 64-byte boundary where the weights start */
   double min_batch_ns;
   size_t l2_target, llc_target, dram_target;
   const char *filter, *md, *json, *dat, *commit, *date;
@@ -71,7 +72,8 @@ typedef struct kb_case {
   unsigned char *a_map, *b_map, *n_map; /* the mappings (a, b, n start --offset bytes in) */
   size_t a_set, b_set;      /* bytes between sets */
   size_t a_len, b_len, n_len; /* mapped bytes */
-  unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w */
+  unsigned char *w1, *w2;   /* w | gamma, beta | q_w, k_w (--w-offset bytes into w1_map, w2_map) */
+  unsigned char *w1_map, *w2_map;
   size_t stride;            /* elements between rows (tokens) */
   size_t tstep;             /* elements from a row (token) to the next: stride, or head_dim head-major */
   size_t ko;                /* QK-norm: bytes from the Q heads to the K heads */
@@ -228,10 +230,11 @@ static void kb_put(unsigned char *p, size_t i, int dtype, float v)
  * kernel that adds an offset) keep in-place qk_norm stable over thousands
  * of repeated calls: the rows keep RMS 1 and never drift into subnormals
  * (which would time microcode assists). */
-static unsigned char *kb_weights(size_t n, int dtype, int is_beta, float offset)
+static unsigned char *kb_weights(size_t n, int dtype, int is_beta, float offset, size_t at, unsigned char **map)
 {
-  unsigned char *w = aligned_alloc(64, (n * 4 + 63) / 64 * 64);
-  if (!w) return NULL;
+  *map = aligned_alloc(64, (n * 4 + at + 63) / 64 * 64);
+  if (!*map) return NULL;
+  unsigned char *w = *map + at;
   for (size_t i = 0; i < n; i++)
     kb_put(w, i, dtype, is_beta ? kb_uniform(-0.1f, 0.1f) : (kb_uniform(0.0f, 1.0f) < 0.5f ? -1.0f : 1.0f) - offset);
   return w;
@@ -268,8 +271,8 @@ static void kb_case_free(kb_case *c)
   kb_sys_free(c->a_map, c->a_len);
   kb_sys_free(c->b_map, c->b_len);
   kb_sys_free(c->n_map, c->n_len);
-  free(c->w1);
-  free(c->w2);
+  free(c->w1_map);
+  free(c->w2_map);
   memset(c, 0, sizeof *c);
 }
 
@@ -335,8 +338,12 @@ static int kb_case_init(kb_case *c, const kb_opts *o, const kb_shape *sh, int dt
   c->n_len = sh->resid == KB_DRAM ? 0 : (c->b_set ? c->b_set : c->a_set) + (off ? 64 : 0);
   c->n_map = c->n_len ? kb_sys_alloc(c->n_len) : NULL;
   c->n = c->n_map ? c->n_map + off : NULL;
-  c->w1 = kb_weights(wn, dtype, 0, sh->weight_offset);
-  c->w2 = sh->op == KG_OP_RMSNORM ? NULL : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM, sh->weight_offset);
+  /* --w-offset: the weights that many bytes (whole elements) past a line
+   * boundary, as a malloc'd weight tensor is (16) */
+  const size_t woff = o->woff / es * es;
+  c->w1 = kb_weights(wn, dtype, 0, sh->weight_offset, woff, &c->w1_map);
+  c->w2 = sh->op == KG_OP_RMSNORM ? NULL
+                                  : kb_weights(wn, dtype, sh->op == KG_OP_LAYERNORM, sh->weight_offset, woff, &c->w2_map);
   if (!c->a || (c->b_len && !c->b) || (c->n_len && !c->n) || !c->w1 || (sh->op != KG_OP_RMSNORM && !c->w2)) {
     kb_case_free(c);
     return -1;
@@ -587,6 +594,8 @@ static void kb_usage(FILE *f)
           "                  a malloc'd buffer: 16), rounded down to whole elements\n"
           "  --k-shift N     QK-norm: k starts N more bytes into its line than q (default 0;\n"
           "                  q and k from two mallocs), rounded down to whole elements\n"
+          "  --w-offset N    the weights start N bytes past a 64-byte boundary (default 0;\n"
+          "                  malloc'd weights: 16), rounded down to whole elements\n"
           "  --no-2t         skip the 2-thread runs\n"
           "  --no-rotate     call every kernel and ceiling of an L2 or LLC shape on one\n"
           "                  set of buffers (the data stays in L1/L2, as a harness that\n"
@@ -667,6 +676,10 @@ int main(int argc, char **argv)
       long v;
       if (kb_arg_long("--k-shift", argv[++i], 0, 63, &v)) return 2;
       o.kshift = (size_t)v;
+    } else if (more && !strcmp(a, "--w-offset")) {
+      long v;
+      if (kb_arg_long("--w-offset", argv[++i], 0, 63, &v)) return 2;
+      o.woff = (size_t)v;
     } else if (more && !strcmp(a, "--dram-mib")) {
       if (kb_arg_long("--dram-mib", argv[++i], 1, 65536, &dram_mib)) return 2;
     } else {
@@ -757,6 +770,7 @@ int main(int argc, char **argv)
   meta.dram_target = o.dram_target;
   meta.offset = o.offset;
   meta.kshift = o.kshift;
+  meta.woff = o.woff;
   meta.rounds_small = o.rounds_small;
   meta.rounds_large = o.rounds_large;
   meta.min_batch_ns = o.min_batch_ns;

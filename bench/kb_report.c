@@ -59,11 +59,11 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   fprintf(f, "| method | median of %d rounds (DRAM shapes: %d); a round times one batch (>= %.0f us) of every "
              "kernel and every ceiling of the shape, in rotating order; input sets rotated per call: "
              "L2 shapes over <= %s, LLC shapes over <= %s, DRAM shapes over >= %s%s; "
-             "x and y start %zu bytes past a 64-byte boundary, QK-norm k %zu bytes further |\n",
+             "x and y start %zu bytes past a 64-byte boundary, QK-norm k %zu bytes further, the weights %zu bytes past one |\n",
           m->rounds_small, m->rounds_large, m->min_batch_ns / 1000.0, d, e, g,
           m->no_rotate ? " (--no-rotate: L2 and LLC shapes not rotated, every call on one set, "
                          "data in \"1 set\")" : "",
-          m->offset, m->kshift);
+          m->offset, m->kshift, m->woff);
   fprintf(f, "| run time | %.1f s |\n", m->wall_s);
   fprintf(f, "| core clock | %.2f GHz at the start, %.2f at the end, as a chain of dependent adds sees it "
              "(0: not measured here); per shape in the ceilings table. A shared host moves it, and compute-bound "
@@ -223,6 +223,7 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   kb_jnum(f, "min_batch_ns", m->min_batch_ns, 0);
   kb_jnum(f, "offset_bytes", (double)m->offset, 0);
   kb_jnum(f, "k_shift_bytes", (double)m->kshift, 0);
+  kb_jnum(f, "w_offset_bytes", (double)m->woff, 0);
   kb_jnum(f, "wall_s", m->wall_s, 0);
   fprintf(f, "\"no_rotate\": %s, ", m->no_rotate ? "true" : "false");
   kb_jnum(f, "core_ghz_start", m->ghz_start, 0);

@@ -52,6 +52,7 @@ typedef struct kb_meta {
   int rounds_small, rounds_large;
   size_t offset;        /* --offset: bytes past a line boundary of x and y */
   size_t kshift;        /* --k-shift: QK-norm k that many bytes further */
+  size_t woff;          /* --w-offset: bytes past a line boundary of the weights */
   double min_batch_ns;
   double wall_s;
   double ghz_start, ghz_end; /* kb_sys_core_ghz before the first case, after the last */

@@ -81,13 +81,13 @@ bench-smoke: $(BUILD)/bench
 	  gnuplot -e "datafile='$(BUILD)/$$d.dat'; outfile='$(BUILD)/$$d.png'" bench/plot.gp && \
 	  test -s $(BUILD)/$$d.png || exit 1; done
 	@echo "bench-smoke: the plot draws, also with no scalar column (as --filter avx512 leaves it)"
-	$(BUILD)/bench --quick --no-2t --filter qk_decode_h64/f32 --offset 16 --k-shift 16 \
-	  --json $(BUILD)/bench-smoke-k.json >/dev/null
+	$(BUILD)/bench --quick --no-2t --filter qk_decode_h64/f32,rmsnorm_1024x64/bf16,layernorm_768x512/f32 \
+	  --offset 16 --k-shift 16 --w-offset 16 --json $(BUILD)/bench-smoke-k.json >/dev/null
 	python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); \
-	  k = [x for x in d["results"] if x["kind"] == "kernel"]; \
-	  assert d["meta"]["offset_bytes"] == 16 and d["meta"]["k_shift_bytes"] == 16, d["meta"]; \
-	  assert k and all(x["check_vs_scalar"] == "agrees" for x in k), "q/k at different offsets: a variant differs"; \
-	  print("bench-smoke: q and k at different offsets (--k-shift): %d variants agree" % len(k))' \
+	  k = [x for x in d["results"] if x["kind"] == "kernel"]; m = d["meta"]; \
+	  assert m["offset_bytes"] == 16 and m["k_shift_bytes"] == 16 and m["w_offset_bytes"] == 16, m; \
+	  assert k and all(x["check_vs_scalar"] == "agrees" for x in k), "q/k or weights off alignment: a variant differs"; \
+	  print("bench-smoke: q and k at different offsets (--k-shift), weights 16 bytes in (--w-offset): %d variants agree" % len(k))' \
 	  $(BUILD)/bench-smoke-k.json
 	$(BUILD)/bench --quick --no-2t --no-rotate --filter qk_decode_h64/bf16,rmsnorm_4096x8192/f32 \
 	  --json $(BUILD)/bench-smoke-nr.json >/dev/null
