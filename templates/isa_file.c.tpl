@@ -27,10 +27,16 @@
  * 1.23x GCC's time).  An empty volatile asm that takes and gives back the
  * finished sums keeps them where the source computes them; it emits no
  * instruction and changes no bit.  (rms_group.c.tpl) */
+/* KG_REG: clang folds a store of a vcvtps2ph result into the
+ * instruction's memory form, which AMD cores run far slower than the
+ * register form and a store; an empty asm that takes and gives back the
+ * converted vector keeps it in a register. */
 #if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
 #define KG_PIN(v) __asm__ volatile("" : "+x"(v))
+#define KG_REG(v) __asm__("" : "+x"(v))
 #else
 #define KG_PIN(v) ((void)0)
+#define KG_REG(v) ((void)0)
 #endif
 /* Output size from which out-of-place kernels use non-temporal stores
  * (override with -DKG_NT_BYTES=...), straight to y where y is 64-byte
