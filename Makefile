@@ -122,17 +122,23 @@ test-kernels-lf: $(BUILD)/test_kernels
 # under gcc and clang, and with a plain `cc -O2 -c` (no target flags).
 # And no masked vdpbf16ps in the objects: the generator writes none, as
 # GCC gives its mask 8 bits and may load it with kmovb, dropping lanes
-# 8-15 (line_terms in gen/kernels/lines.lua).
+# 8-15 (line_terms in gen/kernels/lines.lua).  And no vcvtps2ph storing
+# to memory in clang's AVX2 objects: clang folds every f16 store into that
+# form (half the throughput on a Zen 3 core) unless kgi_avx2_to_f16's
+# KG_REG stops it (isa/avx2.lua).  gcc folds a few, in RMSNorm and
+# LayerNorm row loops, where it measured no slower (RESULTS run 38).
 test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
 	@set -e; for p in $(OUT)/kgt $(OUT)/$(DEMO_NAME); do \
 	  for f in $$p/*.c; do \
 	    for c in gcc clang; do $$c $(CSTD) -O2 $(WARN) -c $$f -o $(BUILD)/cc_check.o; \
 	      if objdump -d $(BUILD)/cc_check.o | grep -q 'vdpbf16ps.*{%k'; then \
 	        echo "$$f ($$c): a masked vdpbf16ps (see line_terms in gen/kernels/lines.lua)"; exit 1; fi; \
+	      case $$c$$f in clang*_avx2.c) if objdump -d $(BUILD)/cc_check.o | grep -qE 'vcvtps2ph +[^ ]*,%ymm[0-9]+,[^%]'; then \
+	        echo "$$f ($$c): vcvtps2ph storing to memory (see kgi_avx2_to_f16 in gen/isa/avx2.lua)"; exit 1; fi ;; esac; \
 	    done; \
 	    cc -O2 -c $$f -o $(BUILD)/cc_check.o; \
 	  done; \
-	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c, no masked vdpbf16ps: ok"
+	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2: ok"
 
 TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf test-packs-compile
 

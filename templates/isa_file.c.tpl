@@ -28,9 +28,9 @@
  * finished sums keeps them where the source computes them; it emits no
  * instruction and changes no bit.  (rms_group.c.tpl) */
 /* KG_REG: clang folds a store of a vcvtps2ph result into the
- * instruction's memory form, which AMD cores run far slower than the
- * register form and a store; an empty asm that takes and gives back the
- * converted vector keeps it in a register. */
+ * instruction's memory form, which a Zen 3 core runs at half the
+ * throughput of the register form and a store; an empty asm that takes
+ * and gives back the converted vector keeps it in a register. */
 #if defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
 #define KG_PIN(v) __asm__ volatile("" : "+x"(v))
 #define KG_REG(v) __asm__("" : "+x"(v))

@@ -329,9 +329,11 @@ static inline __attribute__((unused)) ATTR __m256i kgi_avx2_bf16_bits(__m256 v)
 }
 
 /* Why: 8 f32 -> 8 f16 (round to nearest even) in a register: under clang
- * KG_REG keeps the store out of vcvtps2ph (its memory form is slow on AMD
- * cores: f16 QK-norm decode 1.10x gcc's time with it, RESULTS run 38).
- * gcc never folds it, and gets the bare intrinsic (its code unchanged). */
+ * KG_REG keeps the store out of vcvtps2ph (its memory form has half the
+ * throughput of the register form and a store on a Zen 3 core; clang's
+ * f16 QK-norm decode took 1.10x gcc's time with it, RESULTS run 38).
+ * gcc gets the bare intrinsic (its code unchanged): it folds only a few,
+ * in row loops where it measured no slower. */
 #if defined(__clang__)
 static inline __attribute__((unused)) ATTR __m128i kgi_avx2_to_f16(__m256 v)
 {
