@@ -20,7 +20,7 @@
 #define KG_NOINLINE __attribute__((noinline, cold))
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")
-/* Why: clang (not GCC) sinks a group's sums of squares, pure arithmetic on
+/* KG_PIN: clang (not GCC) sinks a group's sums of squares, pure arithmetic on
  * loads that must stay above the step's stores, down past those stores to
  * where the next step uses them, so every loaded vector stays live across
  * the stores and spills (AVX2 QK-norm decode f32: 835 spill moves a call,

@@ -111,8 +111,7 @@ function M.store_nt(dtype, base, off, v)
   if dtype == "bf16" then
     return "_mm_stream_si128((__m128i *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
   end
-  return "_mm_stream_si128((__m128i *)(" .. p .. "), _mm256_cvtps_ph(" .. v
-    .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));"
+  return "_mm_stream_si128((__m128i *)(" .. p .. "), kgi_avx2_to_f16(" .. v .. "));"
 end
 
 -- Why: f32 rows of a large out-of-place call with y off 32-byte alignment
