@@ -127,6 +127,9 @@ test-kernels-lf: $(BUILD)/test_kernels
 # form (half the throughput on a Zen 3 core) unless kgi_avx2_to_f16's
 # KG_REG stops it (isa/avx2.lua).  gcc folds a few, in RMSNorm and
 # LayerNorm row loops, where it measured no slower (RESULTS run 38).
+# And no vpand reading data memory (not the stack, not a constant) in
+# gcc's x86 objects: gcc reads each bf16 vector a second time for the
+# and of its split unless KG_ONE_LOAD stops it (isa_file.c.tpl; run 39).
 test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
 	@set -e; for p in $(OUT)/kgt $(OUT)/$(DEMO_NAME); do \
 	  for f in $$p/*.c; do \
@@ -135,10 +138,12 @@ test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUIL
 	        echo "$$f ($$c): a masked vdpbf16ps (see line_terms in gen/kernels/lines.lua)"; exit 1; fi; \
 	      case $$c$$f in clang*_avx2.c) if objdump -d $(BUILD)/cc_check.o | grep -qE 'vcvtps2ph +[^ ]*,%ymm[0-9]+,[^%]'; then \
 	        echo "$$f ($$c): vcvtps2ph storing to memory (see kgi_avx2_to_f16 in gen/isa/avx2.lua)"; exit 1; fi ;; esac; \
+	      case $$c$$f in gcc*_avx2.c | gcc*_avx512.c) if objdump -d $(BUILD)/cc_check.o | grep -qE 'vpand[dq]? +[-0-9a-fx]*\(%(r[0-9]+|r[a-d]x|r[sd]i)[,)]'; then \
+	        echo "$$f ($$c): vpand reading a vector again from memory (see KG_ONE_LOAD in templates/isa_file.c.tpl)"; exit 1; fi ;; esac; \
 	    done; \
 	    cc -O2 -c $$f -o $(BUILD)/cc_check.o; \
 	  done; \
-	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2: ok"
+	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2, no second bf16 loads in gcc's x86: ok"
 
 TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf test-packs-compile
 

@@ -93,7 +93,8 @@ $(ind)}
 @ -- declared once (all_rows), so K's and the next token's first groups do
 @ -- not wait; without it each loop sums its own first group.
 @ -- gkey: the key of the group code, when not key's (head-major heads
-@ -- grouped across heads: key .. "_across").
+@ -- grouped across heads: key .. "_across"; their row pointers go
+@ -- through KG_OPAQUE, isa_file.c.tpl).
 @ local function rows(ind, idx, n, ptr, key, pf, G, chain, gkey)
 @   local from = "0"
 @   if G > 1 and (type(n) ~= "number" or n >= G) then
@@ -130,6 +131,9 @@ $(ind)    const int lastg = !($(inner));
 $(ind)    $(CT) *yr$(g) = $(ptr("(" .. idx .. " + " .. g .. ")"));
 @       if not lf then
 $(ind)    const $(CT) *xr$(g) = yr$(g);
+@       end
+@       if gkey then
+$(ind)    KG_OPAQUE(xr$(g));
 @       end
 @       if pf then prefetch(ind .. "    ", "yr" .. g, pf) end
 @     end

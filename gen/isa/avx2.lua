@@ -360,10 +360,12 @@ static inline __attribute__((unused)) ATTR __m256 kgi_avx2_round_bf16(__m256 v)
   return _mm256_castsi256_ps(_mm256_and_si256(kgi_avx2_rne(v), _mm256_set1_epi32((int)0xffff0000u)));
 }
 
-TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle; one
+ * load (KG_ONE_LOAD: GCC would read the vector again for the and). */
 static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_ld(const kg_bf16 *p)
 {
-  const __m256i u = _mm256_loadu_si256((const __m256i *)p);
+  __m256i u = _mm256_loadu_si256((const __m256i *)p);
+  KG_ONE_LOAD(u);
   kgi_a2 r = { _mm256_castsi256_ps(_mm256_slli_epi32(u, 16)),
                _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u))) };
   return r;

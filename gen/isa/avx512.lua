@@ -508,9 +508,11 @@ __m512 kgi_avx512_dot_sq(__m512 acc, __m512i u)
   return _mm512_dpbf16_ps(acc, (__m512bh)u, (__m512bh)u);
 }
 
-TYPES_HERE/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle. */
+TYPES_HERE/* 32 packed bf16 -> even/odd f32: a shift and an and, no shuffle, on
+ * one load of u (KG_ONE_LOAD: GCC would read it again for the and). */
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_split(__m512i u)
 {
+  KG_ONE_LOAD(u);
   kgi_v2 r = { _mm512_castsi512_ps(_mm512_slli_epi32(u, 16)),
                _mm512_castsi512_ps(_mm512_and_si512(u, _mm512_set1_epi32((int)0xffff0000u))) };
   return r;
