@@ -50,8 +50,8 @@
 #endif
 /* KG_OPAQUE: in a head-major decode step (heads a run-time stride apart,
  * grouped across heads) GCC (not clang) loads the next step's first head
- * at the end of the step and keeps all 16 of its vectors on the stack
- * until that step reads them (AVX2 bf16: 1.16x clang's time).  An empty
+ * at the end of the step and keeps its vectors on the stack until that
+ * step reads them (AVX2 bf16 head-major decode 1.05x the time).  An empty
  * asm on each row pointer hides where it points; no instruction. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define KG_OPAQUE(p) __asm__("" : "+r"(p))
