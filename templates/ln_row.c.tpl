@@ -87,11 +87,7 @@
 @   if p.has_vec and V.acc_vt ~= "double" then
       const $(V.vt) vm1 = $(V.set1("m1"));
 @   end
-@   local pf_fused = nt and function(c)
-@     local a, b = row.spread_prefetch(p, c, T, "xp", 1), row.spread_prefetch(p, c, T, "xp", 2)
-@     if a and b then return a .. " " .. b end
-@     return a or b
-@   end
+@   local pf_fused = nt and function(c) return row.sums_prefetch(p, c, T, "xp") end
       $(indent(row.reduce(p, { sum[1], dev[1] }, ld, centre, vals, pf_fused), "      "))
 @ else
       $(indent(row.reduce(p, sum, ld, nil, vals, pf_pass(1)), "      "))

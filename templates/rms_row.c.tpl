@@ -9,8 +9,8 @@
 @   local h = c.I.mul(xv, c.I == V and "vr" or "rs")
 @   if k.rounding == "hf" then h = c.I.round(T, h) end
 @   if nt and c.I.store_nt and c.n == c.I.W then
-@     local pf = row.next_row_prefetch(p, c, T, "xp")
-@     return (pf ~= "" and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, c.I.mul(h, wt(c, i)))
+@     local pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, c.I.mul(h, wt(c, i)))
 @   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
 @ end
@@ -47,7 +47,10 @@
       const float rc = rn;
 @   end
 @ else
-      $(indent(row.reduce(p, sq, ld, nil, vals), "      "))
+@   -- non-temporal rows ask for the next row's first half while summing
+@   -- (row.sums_prefetch) and its second half while writing (`out`)
+@   local pf_sums = nt and function(c) return row.sums_prefetch(p, c, T, "xp") end or nil
+      $(indent(row.reduce(p, sq, ld, nil, vals, pf_sums), "      "))
 @ end
       if (KG_UNLIKELY($(slow_test))) {
 @ if next_rn then

@@ -133,7 +133,8 @@ M.PREFETCH_HINT = "2"
 -- f32 1.46 -> 1.07 x memcpy (bench/RESULTS.md run 10).  Returns the C
 -- prefetches (maybe none) for the 64-byte lines that start inside chunk c
 -- of a row of storage type T, relative to C pointer `xp` (char *), into
--- L2 (M.PREFETCH_HINT).
+-- L2 (M.PREFETCH_HINT).  Rows with a loop spread the request over their
+-- passes instead (M.spread_prefetch); this form is for rows without one.
 function M.next_row_prefetch(p, c, T, xp)
   local size = util.BYTES[T]
   local hint = M.PREFETCH_HINT
@@ -158,16 +159,18 @@ function M.next_row_prefetch(p, c, T, xp)
   return table.concat(out, " ")
 end
 
--- Why: LayerNorm's form of M.next_row_prefetch.  Its sums are long
--- arithmetic on a row already in L1, during which nothing was asked of
--- memory; spreading the next row over the passes (a quarter each in
--- passes 1 and 2, the second half in pass 3; ln_row.c.tpl's one-pass sums
--- of a streamed row ask for both quarters) keeps reads in flight
--- throughout (LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x memcpy on
--- a Zen 5 core, bench/RESULTS.md run 10).  One statement per loop step,
--- on the step's first chunk; nil for every other chunk.  A row shorter
--- than one step has no loop: its whole next row is asked for in pass 3,
--- chunk by chunk, as M.next_row_prefetch does.
+-- Why: the next row of a non-temporal row loop, spread over the row's
+-- passes.  Its sums run on a row already in L1 or L2, during which
+-- nothing was asked of memory; spreading the next row over the passes (a
+-- quarter each in passes 1 and 2, the second half in pass 3, the output
+-- pass; one-pass sums ask for both quarters, M.sums_prefetch) keeps reads
+-- in flight throughout: LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x
+-- memcpy on a Zen 5 core (bench/RESULTS.md run 10), RMSNorm 4096 x 8192
+-- f32 0.77-0.80 the time of asking for the whole next row in the output
+-- pass on a Zen 3 core (run 40).  One statement per loop step, on the
+-- step's first chunk; nil for every other chunk.  A row shorter than one
+-- step has no loop: its whole next row is asked for in pass 3, chunk by
+-- chunk, as M.next_row_prefetch does.
 function M.spread_prefetch(p, c, T, xp, pass)
   if p.loop_end == 0 then
     if pass ~= 3 then return nil end
@@ -191,6 +194,17 @@ function M.spread_prefetch(p, c, T, xp, pass)
     out[#out + 1] = pf(half, 2, b > 0 and (" + " .. util.int(64 * b)) or "")
   end
   return table.concat(out, " ")
+end
+
+-- Why: the first half of the next row (M.spread_prefetch's passes 1 and
+-- 2, two streams a quarter of the row apart) asked for by a row whose
+-- sums take one pass: LayerNorm's fused sums, RMSNorm's squares.  Two
+-- streams at a quarter of the pace measured 0.92 the time of one at half
+-- the pace (RMSNorm 4096 x 8192 f32, Zen 3, run 40).
+function M.sums_prefetch(p, c, T, xp)
+  local a, b = M.spread_prefetch(p, c, T, xp, 1), M.spread_prefetch(p, c, T, xp, 2)
+  if a and b then return a .. " " .. b end
+  return a or b
 end
 
 -- Why: x - m where masked-off tail lanes must stay 0 (they are summed).

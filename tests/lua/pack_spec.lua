@@ -382,10 +382,14 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local cut = r32:find("_mm_sfence();", 1, true)
     local ntp = r32:sub(1, cut)
     assert.is_truthy(ntp:find("const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);", 1, true))
-    -- one prefetch per 64-byte line of the next row, into L2 (hint 2)
-    for _, off in ipairs({ 0, 64, 128, 192 }) do
-      assert.is_truthy(ntp:find("__builtin_prefetch(xp + i * 4 + " .. off .. ", 0, 2); _mm512_stream_ps(", 1, true))
-    end
+    -- the next row into L2 (hint 2), one prefetch per 64-byte line: its
+    -- first half while the sums run (two streams a quarter of the row
+    -- apart), its second half while the row streams out
+    assert.is_truthy(ntp:find("ss1 = _mm512_fmadd_ps(v1, v1, ss1);\n          "
+      .. "__builtin_prefetch(xp + (i * 4) / 4, 0, 2); __builtin_prefetch(xp + 4096 + (i * 4) / 4, 0, 2);", 1, true))
+    assert.is_truthy(ntp:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2, 0, 2); "
+      .. "__builtin_prefetch(xp + 8192 + (i * 4) / 2 + 64, 0, 2); _mm512_stream_ps(yr + i + 0, ", 1, true))
+    assert.is_falsy(ntp:find("xp + i * 4", 1, true))
     -- y off line alignment streams too: whole f32 / bf16 vectors realigned
     -- in registers (AVX-512), other rows through an aligned stack row; the
     -- cached path after both asks for no next row
@@ -399,7 +403,9 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local staged = r32:sub(cut + 1, last)
     assert.is_truthy(staged:find("if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {", 1, true))
     assert.is_truthy(staged:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true))
-    assert.is_truthy(staged:find("__builtin_prefetch(xp + i * 4 + 64, 0, 2); kgi_ntr_put(&nst, i + 16, ", 1, true))
+    assert.is_truthy(staged:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2 + 64, 0, 2); kgi_ntr_put(&nst, i + 0, ",
+      1, true))
+    assert.is_truthy(staged:find("__builtin_prefetch(xp + 4096 + (i * 4) / 4, 0, 2);", 1, true))
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);", 1, true))
     assert.is_falsy(r32:sub(last):find("xp", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512"):find("kgi_ntw_put(&nst, i + 32, kgi_v2_pack_ta(", 1, true))
@@ -425,7 +431,9 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(body(a2c, "nt_r16_avx2"):find("KG_USE_NT_STAGED(y", 1, true))
     -- 16-bit rows: one prefetch per line, not per vector
     local r16 = body(c, "nt_r16_avx512")
-    assert.is_truthy(r16:find("__builtin_prefetch(xp + i * 2 + 64, 0, 2);", 1, true))
+    assert.is_truthy(r16:find("__builtin_prefetch(xp + 8192 + (i * 2) / 4, 0, 2);", 1, true))
+    assert.is_truthy(r16:find("__builtin_prefetch(xp + 16384 + (i * 2) / 2 + 64, 0, 2);", 1, true))
+    assert.is_falsy(r16:find("(i * 2) / 2 + 128", 1, true))
     -- LayerNorm spreads the next row over its three passes: a quarter in
     -- each of the two sums, the second half while writing
     local ln = body(c, "nt_ln_avx512")
@@ -433,10 +441,11 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 2);", 1, true))
     assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 +", 1, true))
-    -- AVX2 (32-byte vectors): every other vector starts a line
+    -- AVX2 (steps of 128 bytes): one line of the second half a step
     local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
-    assert.is_truthy(a2:find("__builtin_prefetch(xp + i * 4 + 64, 0, 2);", 1, true))
-    assert.is_falsy(a2:find("__builtin_prefetch(xp + i * 4 + 32,", 1, true))
+    assert.is_truthy(a2:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2, 0, 2); _mm256_stream_ps(yr + i + 0, ",
+      1, true))
+    assert.is_falsy(a2:find("(i * 4) / 2 + 64", 1, true))
     -- a LayerNorm row without a loop asks for its next row while writing
     -- (AVX2 bf16: the full chunks of 33 cover bytes 0-63, one line)
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
