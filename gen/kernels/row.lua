@@ -166,7 +166,7 @@ end
 -- pass; one-pass sums ask for both quarters, M.sums_prefetch) keeps reads
 -- in flight throughout: LayerNorm 4096 x 8192 f32 1.46-1.52 -> 1.33-1.40 x
 -- memcpy on a Zen 5 core (bench/RESULTS.md run 10), RMSNorm 4096 x 8192
--- f32 0.77-0.80 the time of asking for the whole next row in the output
+-- f32 0.80-0.81 the time of asking for the whole next row in the output
 -- pass on a Zen 3 core (run 40).  One statement per loop step, on the
 -- step's first chunk; nil for every other chunk.  A row shorter than one
 -- step has no loop: its whole next row is asked for in pass 3, chunk by
