@@ -183,17 +183,38 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- the stack copy of weight w in that frame, as its row and its stage name it
   env.frame_w = function(w) return "fl_" .. w end
   local yr = env.yr
+  -- out-of-place ops with wide rows: row r's second pass fused with row
+  -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
+  -- `ahead2`: 16-bit rows of at most the table's ahead2_bytes16 sum row
+  -- r + 2 instead and start row r + 1's scale a step early (their per-row
+  -- loop is short enough that the sqrt -> divide chain showed)
+  local fuse = op.fuse_rows and not p.in_regs and V.name ~= "scalar"
+  if fuse then
+    env.ahead2 = V.ahead2_bytes16 ~= nil and k.dtype ~= "f32"
+      and k.dim * util.BYTES[k.dtype] <= V.ahead2_bytes16
+  end
+  -- tables marked nt_fused stream such rows out in that fused form too
+  -- (rmsnorm.c.tpl): on a Zen 5 core RMSNorm 4096 x 8192 AVX-512 f32 took
+  -- 0.80 the time of the two-pass rows (sums, then output with the next
+  -- row asked for), bf16 0.84, AVX2 f32 0.81 (bench/RESULTS.md run 41)
+  env.nt_fused = fuse and V.nt_fused and op.nt_stores and V.store_nt ~= nil
+  -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
+  -- fused row before its `continue`)
+  if stage == "shift" then env.stage_post = V.nt_shift .. "_end(&nst, " .. env.D .. ");"
+  elseif stage == "row" then env.stage_post = "kgi_nt_row((char *)yr, (const char *)ys, sizeof ys);" end
   for _, rv in ipairs(op.rows or { { key = "row_body", w = "w", wv = "wv" } }) do
     env.w, env.wv, env.nt = rv.w, rv.wv, false
     env[rv.key] = render(dirs, op.row, env)
     if op.nt_stores and V.store_nt and not p.in_regs then
-      env.nt = true
+      env.nt, env.fused = true, env.nt_fused
       env[rv.key .. "_nt"] = render(dirs, op.row, env)
       if stage then
         env.stage, env.yr = stage, stage == "row" and "ys" or yr
+        env.nt_post = env.nt_fused and env.stage_post or nil
         env[rv.key .. "_stage"] = render(dirs, op.row, env)
-        env.stage, env.yr = nil, yr
+        env.stage, env.yr, env.nt_post = nil, yr, nil
       end
+      env.fused = false
       if frame then
         env.stage = "frame"
         env[rv.key .. "_frame"] = render(dirs, op.row, env)
@@ -227,15 +248,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   env.nt = false
   env.nt_xp, env.stage_xp = uses_xp(env.row_body_nt), uses_xp(env.row_body_stage)
-  env.nt_rows = op.nt_stores and render(dirs, "nt_rows.c.tpl", env) or ""
-  -- out-of-place ops with wide rows: row r's second pass fused with row
-  -- r + 1's first pass (rms_row.c.tpl, `fused`); not for the scalar table
-  -- `ahead2`: 16-bit rows of at most the table's ahead2_bytes16 sum row
-  -- r + 2 instead and start row r + 1's scale a step early (their per-row
-  -- loop is short enough that the sqrt -> divide chain showed)
-  if op.fuse_rows and not p.in_regs and V.name ~= "scalar" then
-    env.ahead2 = V.ahead2_bytes16 ~= nil and k.dtype ~= "f32"
-      and k.dim * util.BYTES[k.dtype] <= V.ahead2_bytes16
+  env.nt_rows = op.nt_stores and not env.nt_fused and render(dirs, "nt_rows.c.tpl", env) or ""
+  if fuse then
     env.fused = true
     env.row_body_fused = render(dirs, op.row, env)
     env.fused = false

@@ -70,13 +70,12 @@ $(body)
 @ if row_body_stage and stage_mode == "shift" then
   /* the same for y at any other alignment, realigned in registers */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
-@   loop(row_body_stage, stage_xp, V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);",
-@        V.nt_shift .. "_end(&nst, " .. D .. ");")
+@   loop(row_body_stage, stage_xp, V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);", stage_post)
   }
 @ elseif row_body_stage then
   /* the same for y at any other alignment, through an aligned row */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
     $(CT) ys[$(D)] __attribute__((aligned(64)));
-@   loop(row_body_stage, stage_xp, nil, "kgi_nt_row((char *)yr, (const char *)ys, sizeof ys);")
+@   loop(row_body_stage, stage_xp, nil, stage_post)
   }
 @ end

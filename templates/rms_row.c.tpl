@@ -5,11 +5,15 @@
 @   if p.hoist_w then return wv .. i end
 @   return wload(c, w)
 @ end
-@ local function out(c, xv, i)
+@ -- `ahead`: this output goes with the sums of row xn (the fused loop's
+@ -- steps), so a non-temporal row asks for xn's lines ahead of them
+@ local function out(c, xv, i, ahead)
 @   local h = c.I.mul(xv, c.I == V and "vr" or "rs")
 @   if k.rounding == "hf" then h = c.I.round(T, h) end
 @   if nt and c.I.store_nt and c.n == c.I.W then
-@     local pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     local pf
+@     if not fused then pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn") end
 @     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, c.I.mul(h, wt(c, i)))
 @   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
@@ -87,8 +91,11 @@
 @ else
 @   if fused then
       if (xn) {
-        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j) end, next_rn), "        "))
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, next_rn), "        "))
         $(advance(true))
+@     if nt_post then
+        $(nt_post)
+@     end
         continue;
       }
 @     if next_rn then

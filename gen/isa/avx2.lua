@@ -13,6 +13,11 @@ local M = {
   -- (bench/RESULTS.md run 31).  With that scale at the start of a step it
   -- had measured 5 % slower (run 15).  Not timed on Zen 3 or Intel.
   ahead2_bytes16 = 2048,
+  -- out-of-place RMSNorm rows of calls that stream keep the fused two-row
+  -- form (pack.lua `nt_fused`): RMSNorm 4096 x 8192 f32 0.81 the time on
+  -- a Zen 5 core (bench/RESULTS.md run 41); not timed on Zen 3, whose
+  -- two-pass rows were tuned there (run 40)
+  nt_fused = true,
   masked = false,
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
@@ -183,7 +188,7 @@ local P = {
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
-  long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
+  long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16, nt_fused = M.nt_fused,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
   -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
   -- 1.12x the time on a Zen 4 core (f16 0.96x; bench/RESULTS.md run 33)

@@ -17,6 +17,11 @@ local M = {
   -- from the start of a step to its middle 8.5 % more (run 31).  f32 rows
   -- stay one row ahead: 5 % slower two ahead, even with that move (run 31)
   ahead2_bytes16 = 2048,
+  -- out-of-place RMSNorm rows of calls that stream (non-temporal
+  -- stores) keep the fused two-row form (pack.lua `nt_fused`): on a Zen 5
+  -- core RMSNorm 4096 x 8192 f32 0.80 and bf16 0.84 the time of the
+  -- two-pass rows (bench/RESULTS.md run 41)
+  nt_fused = true,
   -- chained QK-norm groups of 4 sum two groups ahead and start the next
   -- group's rs a step early (pack.lua `ahead2_of`): decode 40 x 128 bf16
   -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no
@@ -266,6 +271,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
+  nt_fused = M.nt_fused,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
 }

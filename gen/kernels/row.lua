@@ -135,9 +135,10 @@ M.PREFETCH_HINT = "2"
 -- of a row of storage type T, relative to C pointer `xp` (char *), into
 -- L2 (M.PREFETCH_HINT).  Rows with a loop spread the request over their
 -- passes instead (M.spread_prefetch); this form is for rows without one.
-function M.next_row_prefetch(p, c, T, xp)
+function M.next_row_prefetch(p, c, T, xp, wrap, hint)
+  wrap = wrap or function(a) return a end
+  hint = hint or M.PREFETCH_HINT
   local size = util.BYTES[T]
-  local hint = M.PREFETCH_HINT
   local base, rel
   local i_part, n_part = tostring(c.off):match("^(%a+) %+ (%d+)$")
   if i_part then
@@ -145,7 +146,7 @@ function M.next_row_prefetch(p, c, T, xp)
     -- multiples of 64 bytes from the row start when a step is whole lines
     base, rel = i_part, tonumber(n_part)
     if (tonumber(p.step) * size) % 64 ~= 0 then
-      return "__builtin_prefetch(" .. xp .. " + (" .. c.off .. ") * " .. size .. ", 0, " .. hint .. ");"
+      return "__builtin_prefetch(" .. wrap(xp .. " + (" .. c.off .. ") * " .. size) .. ", 0, " .. hint .. ");"
     end
   else
     base, rel = nil, tonumber(c.off)
@@ -154,9 +155,29 @@ function M.next_row_prefetch(p, c, T, xp)
   local b0, b1 = rel * size, (rel + c.n) * size
   for b = math.ceil(b0 / 64) * 64, b1 - 1, 64 do
     local addr = base and (xp .. " + " .. base .. " * " .. size .. " + " .. util.int(b)) or (xp .. " + " .. util.int(b))
-    out[#out + 1] = "__builtin_prefetch(" .. addr .. ", 0, " .. hint .. ");"
+    out[#out + 1] = "__builtin_prefetch(" .. wrap(addr) .. ", 0, " .. hint .. ");"
   end
   return table.concat(out, " ")
+end
+
+-- Distance (bytes) at which a fused non-temporal row loop asks for the row
+-- it sums (M.ahead_prefetch).
+M.AHEAD_BYTES = 4096
+
+-- Why: the fused non-temporal RMSNorm loop (rms_row.c.tpl, `fused` with
+-- `nt`) reads the next row from memory while it streams this one out;
+-- the hardware prefetchers alone left it at 1.07 x memcpy, and asking
+-- for each line M.AHEAD_BYTES ahead of the sums took it to 0.97 (AVX-512
+-- f32 4096 x 8192 on a Zen 5 core; 2, 4 and 8 KiB within 1 %, bf16 best
+-- at 4 KiB: bench/RESULTS.md run 41), into L1 (hint 3: f32 0.88 the
+-- time of the same requests into L2; so little ahead fits beside the
+-- row).  Returns the prefetches for the lines that start in chunk c of row
+-- `ptr` (C pointer of storage type T), M.AHEAD_BYTES further on; the
+-- address is formed as an integer, since it may lie past the end of x.
+function M.ahead_prefetch(p, c, T, ptr)
+  local pf = M.next_row_prefetch(p, c, T, "((uintptr_t)" .. ptr .. " + " .. util.int(M.AHEAD_BYTES) .. ")",
+    function(a) return "(const void *)(" .. a .. ")" end, "3")
+  return pf ~= "" and pf or nil
 end
 
 -- Why: the next row of a non-temporal row loop, spread over the row's

@@ -362,7 +362,8 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(body(c, "gp_r32_avx512"):find("b += 256", 1, true))
   end)
 
-  it("ask for the next row while a non-temporal row streams out; group 128-byte 16-bit heads at any length", function()
+  it("ask for the next row ahead while a non-temporal row streams out; group 128-byte 16-bit heads at any length",
+    function()
     S.write(dir .. "/nt.lua", [[
 return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "rmsnorm", name = "r32", dim = 4096, dtype = "f32" },
@@ -381,18 +382,21 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local r32 = body(c, "nt_r32_avx512")
     local cut = r32:find("_mm_sfence();", 1, true)
     local ntp = r32:sub(1, cut)
-    assert.is_truthy(ntp:find("const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);", 1, true))
-    -- the next row into L2 (hint 2), one prefetch per 64-byte line: its
-    -- first half while the sums run (two streams a quarter of the row
-    -- apart), its second half while the row streams out
-    assert.is_truthy(ntp:find("ss1 = _mm512_fmadd_ps(v1, v1, ss1);\n          "
-      .. "__builtin_prefetch(xp + (i * 4) / 4, 0, 2); __builtin_prefetch(xp + 4096 + (i * 4) / 4, 0, 2);", 1, true))
-    assert.is_truthy(ntp:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2, 0, 2); "
-      .. "__builtin_prefetch(xp + 8192 + (i * 4) / 2 + 64, 0, 2); _mm512_stream_ps(yr + i + 0, ", 1, true))
-    assert.is_falsy(ntp:find("xp + i * 4", 1, true))
+    -- RMSNorm rows stream in the fused form: row r written while row r + 1
+    -- is summed, each line of that row asked for 4 KiB ahead into L1
+    -- (hint 3), one prefetch per 64-byte line, the address an integer
+    assert.is_truthy(ntp:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
+    assert.is_truthy(ntp:find("const float *xn = r + 1 < rows ? xr + x_stride : NULL;", 1, true))
+    assert.is_truthy(ntp:find("sq1 = _mm512_fmadd_ps(v1, v1, sq1);\n              "
+      .. "__builtin_prefetch((const void *)(((uintptr_t)xn + 4096) + i * 4 + 0), 0, 3); "
+      .. "_mm512_stream_ps(yr + i + 0, ", 1, true))
+    assert.is_truthy(ntp:find("(((uintptr_t)xn + 4096) + i * 4 + 192), 0, 3); _mm512_stream_ps(yr + i + 48, ", 1, true))
+    assert.is_falsy(ntp:find("xp", 1, true))
+    -- the last row (no xn) streams out without requests
+    assert.is_truthy(ntp:find("\n          _mm512_stream_ps(yr + i + 0, ", 1, true))
     -- y off line alignment streams too: whole f32 / bf16 vectors realigned
     -- in registers (AVX-512), other rows through an aligned stack row; the
-    -- cached path after both asks for no next row
+    -- cached path after both asks for nothing ahead
     local last = cut
     while true do
       local nxt = r32:find("_mm_sfence();", last + 1, true)
@@ -403,11 +407,13 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local staged = r32:sub(cut + 1, last)
     assert.is_truthy(staged:find("if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {", 1, true))
     assert.is_truthy(staged:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true))
-    assert.is_truthy(staged:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2 + 64, 0, 2); kgi_ntr_put(&nst, i + 0, ",
+    assert.is_truthy(staged:find("(((uintptr_t)xn + 4096) + i * 4 + 0), 0, 3); kgi_ntr_put(&nst, i + 0, ",
       1, true))
-    assert.is_truthy(staged:find("__builtin_prefetch(xp + 4096 + (i * 4) / 4, 0, 2);", 1, true))
-    assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);", 1, true))
-    assert.is_falsy(r32:sub(last):find("xp", 1, true))
+    -- the stream of a fused row ends before its `continue`, and after the last row
+    local _, ends = staged:gsub("kgi_ntr_end%(&nst, 4096%);", "")
+    assert.are.equal(2, ends)
+    assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);\n          continue;", 1, true))
+    assert.is_falsy(r32:sub(last):find("uintptr_t)xn", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512"):find("kgi_ntw_put(&nst, i + 32, kgi_v2_pack_ta(", 1, true))
     -- f16 (AVX-512 and AVX2): the stack row
     local a2c = S.read(dir .. "/nt/nt_avx2.c")
@@ -425,15 +431,20 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(a2r32:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true))
     assert.is_truthy(a2r32:find("kgi_ntr_put(&nst, i + 8, ", 1, true))
     assert.is_falsy(a2r32:find(" ys[", 1, true))
+    -- AVX2 f32: one request per line, not per 32-byte vector
+    assert.is_truthy(a2r32:find("(((uintptr_t)xn + 4096) + i * 4 + 64), 0, 3); _mm256_stream_ps(yr + i + 16, ",
+      1, true))
+    assert.is_falsy(a2r32:find("i * 4 + 32), 0, 3)", 1, true))
     local a2r8 = body(a2c, "nt_r8_avx2")
     stack_row(a2r8, "kg_bf16", 4096)
+    assert.is_truthy(a2r8:find("kgi_nt_row((char *)yr, (const char *)ys, sizeof ys);\n          continue;", 1, true))
     assert.is_falsy(a2r8:find("kgi_ntw", 1, true))
     assert.is_falsy(body(a2c, "nt_r16_avx2"):find("KG_USE_NT_STAGED(y", 1, true))
-    -- 16-bit rows: one prefetch per line, not per vector
+    -- 16-bit rows: one prefetch per line (a 32-element vector), none left over
     local r16 = body(c, "nt_r16_avx512")
-    assert.is_truthy(r16:find("__builtin_prefetch(xp + 8192 + (i * 2) / 4, 0, 2);", 1, true))
-    assert.is_truthy(r16:find("__builtin_prefetch(xp + 16384 + (i * 2) / 2 + 64, 0, 2);", 1, true))
-    assert.is_falsy(r16:find("(i * 2) / 2 + 128", 1, true))
+    assert.is_truthy(r16:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); "
+      .. "_mm512_stream_si512((void *)(yr + i + 32), ", 1, true))
+    assert.is_falsy(r16:find("xp", 1, true))
     -- LayerNorm spreads the next row over its three passes: a quarter in
     -- each of the two sums, the second half while writing
     local ln = body(c, "nt_ln_avx512")
@@ -441,11 +452,6 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 2);", 1, true))
     assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 2); _mm256_stream_si256(", 1, true))
     assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 +", 1, true))
-    -- AVX2 (steps of 128 bytes): one line of the second half a step
-    local a2 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_r32_avx2")
-    assert.is_truthy(a2:find("__builtin_prefetch(xp + 8192 + (i * 4) / 2, 0, 2); _mm256_stream_ps(yr + i + 0, ",
-      1, true))
-    assert.is_falsy(a2:find("(i * 4) / 2 + 64", 1, true))
     -- a LayerNorm row without a loop asks for its next row while writing
     -- (AVX2 bf16: the full chunks of 33 cover bytes 0-63, one line)
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
