@@ -197,7 +197,9 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- (rmsnorm.c.tpl): on a Zen 5 core RMSNorm 4096 x 8192 AVX-512 f32 took
   -- 0.80 the time of the two-pass rows (sums, then output with the next
   -- row asked for), bf16 0.84, AVX2 f32 0.81 (bench/RESULTS.md run 41)
-  env.nt_fused = fuse and V.nt_fused and op.nt_stores and V.store_nt ~= nil
+  -- (and LayerNorm's, op.fused_sums: ln_row.c.tpl, nt_rows.c.tpl)
+  local ln_fuse = op.fused_sums and not p.in_regs and V.name ~= "scalar"
+  env.nt_fused = (fuse or ln_fuse) and V.nt_fused and op.nt_stores and V.store_nt ~= nil
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
   -- fused row before its `continue`)
   if stage == "shift" then env.stage_post = V.nt_shift .. "_end(&nst, " .. env.D .. ");"
@@ -206,7 +208,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     env.w, env.wv, env.nt = rv.w, rv.wv, false
     env[rv.key] = render(dirs, op.row, env)
     if op.nt_stores and V.store_nt and not p.in_regs then
-      env.nt, env.fused = true, env.nt_fused
+      env.nt, env.fused, env.ln_fz = true, env.nt_fused and op.fuse_rows, env.nt_fused and ln_fuse
       env[rv.key .. "_nt"] = render(dirs, op.row, env)
       if stage then
         env.stage, env.yr = stage, stage == "row" and "ys" or yr
@@ -214,7 +216,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
         env[rv.key .. "_stage"] = render(dirs, op.row, env)
         env.stage, env.yr, env.nt_post = nil, yr, nil
       end
-      env.fused = false
+      env.fused, env.ln_fz = false, false
       if frame then
         env.stage = "frame"
         env[rv.key .. "_frame"] = render(dirs, op.row, env)
@@ -248,7 +250,21 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   env.nt = false
   env.nt_xp, env.stage_xp = uses_xp(env.row_body_nt), uses_xp(env.row_body_stage)
-  env.nt_rows = op.nt_stores and not env.nt_fused and render(dirs, "nt_rows.c.tpl", env) or ""
+  -- LayerNorm rows in the fused form (ln_row.c.tpl `ln_fz`): non-temporal
+  -- ones (above) on tables with nt_fused, the others on tables with
+  -- ln_fused (layernorm.c.tpl); ln_first_sums: the first row's sums,
+  -- before either loop
+  if ln_fuse and V.ln_fused then
+    env.ln_fz = true
+    env.row_body_fused = render(dirs, op.row, env)
+    env.ln_fz = false
+  end
+  if ln_fuse and (env.nt_fused or V.ln_fused) then
+    env.sums_only = true
+    env.ln_first_sums = render(dirs, op.row, env):gsub("%s+$", "")
+    env.sums_only = nil
+  end
+  env.nt_rows = op.nt_stores and not (env.nt_fused and op.fuse_rows) and render(dirs, "nt_rows.c.tpl", env) or ""
   if fuse then
     env.fused = true
     env.row_body_fused = render(dirs, op.row, env)

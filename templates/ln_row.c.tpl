@@ -26,8 +26,16 @@
 @   if p.hoist_w then return "bv" .. i end
 @   return wload(c, "beta")
 @ end
-@ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs
-@ local function out(c, xv, i, fused)
+@ -- fused rows (pack.lua `ln_fz`; not the line frame): this row's sums
+@ -- (s, sq around m1) came from the step before, and its output pass runs
+@ -- inside the sums of the next row xn (NULL on the last row), which leave
+@ -- them in sn, sqn and m1n; non-temporal rows ask for each line of xn
+@ -- ahead (row.ahead_prefetch).  Rendered with `sums_only` (pack.lua):
+@ -- the first row's sums, before the loop (nt_rows.c.tpl, layernorm.c.tpl).
+@ local fz = ln_fz and not p.in_regs and stage ~= "frame"
+@ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs;
+@ -- `ahead`: this output goes with the sums of xn (fz)
+@ local function out(c, xv, i, fused, ahead)
 @   local vr = (c.I == V) and "vr" or "rs"
 @   local v
 @   if fused then
@@ -37,7 +45,9 @@
 @   end
 @   v = c.I.fma(v, gam(c, i), bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
-@     local pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     local pf
+@     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn") end
 @     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, v)
 @   end
 @   return c.I.store(T, yr, c.off, c.n, v)
@@ -64,11 +74,31 @@
 @ -- the first K elements (the row is read and split once instead of twice)
 @ local fuse = not p.in_regs
 @ local K = math.min(p.dim, 16)
-@ local function prefix(lo, n)
-@   if n == 1 then return "(double)" .. S.load(T, xr, util.int(lo)) end
+@ local function prefix(lo, n, ptr)
+@   ptr = ptr or xr
+@   if n == 1 then return "(double)" .. S.load(T, ptr, util.int(lo)) end
 @   local h = math.floor(n / 2)
-@   return "(" .. prefix(lo, h) .. " + " .. prefix(lo + h, n - h) .. ")"
+@   return "(" .. prefix(lo, h, ptr) .. " + " .. prefix(lo + h, n - h, ptr) .. ")"
 @ end
+@ -- fz: the sums of row xn into sn, sqn, m1n, with `also` (row.reduce)
+@ -- run after each of its chunks
+@ local function next_sums(also)
+@   local ldn = function(c) return c.I.load(T, "xn", c.off, c.n) end
+@   local sums = { { var = "s2", wide = true, term = sum[1].term },
+@     { var = "sq2", centred = true, term = dev[1].term } }
+@   local t = { "{", "  m1n = (float)(" .. prefix(0, K, "xn") .. " / " .. util.int(K) .. ");" }
+@   if p.has_vec and V.acc_vt ~= "double" then
+@     t[#t + 1] = "  const " .. V.vt .. " vm1n = " .. V.set1("m1n") .. ";"
+@   end
+@   t[#t + 1] = "  " .. indent(row.reduce(p, sums, ldn, centre_at("m1n"), nil, also), "  ")
+@   t[#t + 1] = "  sn = s2;"
+@   t[#t + 1] = "  sqn = sq2;"
+@   t[#t + 1] = "}"
+@   return table.concat(t, "\n")
+@ end
+@ if sums_only then
+$(next_sums(nil))
+@ else
 @ local vals = nil
 @ if p.in_regs then
 @   vals = {}
@@ -82,7 +112,11 @@
 @   if not nt then return nil end
 @   return function(c) return row.spread_prefetch(p, c, T, "xp", pass) end
 @ end
-@ if fuse then
+@ if fz then
+      const float m1 = m1n;
+      const double s = sn;
+      double sq = sqn;
+@ elseif fuse then
       const float m1 = (float)($(prefix(0, K)) / $(util.int(K)));
 @   if p.has_vec and V.acc_vt ~= "double" then
       const $(V.vt) vm1 = $(V.set1("m1"));
@@ -102,6 +136,9 @@
         if (cy) { $(V.nt_frame.mstore("ya", V.lf.tail, "cv")) cy = 0; }
 @ end
         $(slow)(xr, yr, gamma, beta, $(mean_out), $(rstd_out));
+@ if fz then
+        if (xn) $(indent(next_sums(nil), "        "))
+@ end
         continue;
       }
       const double mu = s / $(D);
@@ -175,6 +212,11 @@
         $(out(c, "x" .. i, i, fused))
 @   end
 @ else
+@   if fz then
+        if (xn) {
+          $(indent(next_sums(function(c, j) return out(c, ld(c), j, fused, true) end), "          "))
+        } else {
+@   end
 @   if p.loop_end > 0 then
         for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
 @     for j, c in ipairs(p.block) do
@@ -184,6 +226,9 @@
 @   end
 @   for j, c in ipairs(p.rest) do
         $(out(c, ld(c), j, fused))
+@   end
+@   if fz then
+        }
 @   end
 @ end
 @ end
@@ -209,3 +254,4 @@
 @ end
 @ outputs(true)
       }
+@ end

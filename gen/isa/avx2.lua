@@ -18,6 +18,9 @@ local M = {
   -- a Zen 5 core (bench/RESULTS.md run 41); not timed on Zen 3, whose
   -- two-pass rows were tuned there (run 40)
   nt_fused = true,
+  -- LayerNorm's streamed rows run in the fused form at every size
+  -- (pack.lua `ln_fused`), as on AVX-512 (bench/RESULTS.md run 41)
+  ln_fused = true,
   masked = false,
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
@@ -188,7 +191,8 @@ local P = {
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
   pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
-  long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16, nt_fused = M.nt_fused,
+  long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
+  nt_fused = M.nt_fused, ln_fused = M.ln_fused,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
   -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
   -- 1.12x the time on a Zen 4 core (f16 0.96x; bench/RESULTS.md run 33)

@@ -445,18 +445,32 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(r16:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); "
       .. "_mm512_stream_si512((void *)(yr + i + 32), ", 1, true))
     assert.is_falsy(r16:find("xp", 1, true))
-    -- LayerNorm spreads the next row over its three passes: a quarter in
-    -- each of the two sums, the second half while writing
+    -- LayerNorm rows stream in the fused form too: row r written inside row
+    -- r + 1's sums, the first row's sums before the loop, each line of xn
+    -- asked for ahead (f16: one 32-byte vector in two starts a line)
     local ln = body(c, "nt_ln_avx512")
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + (i * 2) / 4, 0, 2);", 1, true))
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + 2048 + (i * 2) / 4, 0, 2);", 1, true))
-    assert.is_truthy(ln:find("__builtin_prefetch(xp + 4096 + (i * 2) / 2, 0, 2); _mm256_stream_si256(", 1, true))
-    assert.is_falsy(ln:find("__builtin_prefetch(xp + i * 2 +", 1, true))
-    -- a LayerNorm row without a loop asks for its next row while writing
+    local lcut = ln:find("_mm_sfence();", 1, true)
+    local lnt = ln:sub(1, lcut)
+    assert.is_truthy(lnt:find("double sn, sqn;\n    float m1n;\n    {\n      const kg_f16 *xn = x;", 1, true))
+    assert.is_truthy(lnt:find("const kg_f16 *xn = r + 1 < rows ? xr + x_stride : NULL;", 1, true))
+    assert.is_truthy(lnt:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); "
+      .. "_mm256_stream_si256((__m256i *)(yr + i + 32), ", 1, true))
+    assert.is_falsy(lnt:find("i * 2 + 32), 0, 3)", 1, true))
+    assert.is_falsy(lnt:find("xp", 1, true))
+    -- the row's sums came from the step before; a row that takes the slow
+    -- path still sums the next one
+    assert.is_truthy(lnt:find("const float m1 = m1n;\n      const double s = sn;\n      double sq = sqn;", 1, true))
+    assert.is_truthy(lnt:find("rstd ? rstd + r : NULL);\n        if (xn) {\n          m1n = ", 1, true))
+    -- the cached rows are fused as well, and ask for nothing ahead
+    local lrest = ln:sub((ln:find("_mm_sfence();", lcut + 1, true)))
+    assert.is_truthy(lrest:find("/* Each step writes row r while summing row r + 1 (ln_row.c.tpl). */", 1, true))
+    assert.is_falsy(lrest:find("uintptr_t)xn", 1, true))
+    -- a LayerNorm row without a loop asks for the line of the next row's
     -- (AVX2 bf16: the full chunks of 33 cover bytes 0-63, one line)
     local l33 = body(S.read(dir .. "/nt/nt_avx2.c"), "nt_l33_avx2")
-    assert.is_truthy(l33:find("__builtin_prefetch(xp + 0, 0, 2); _mm256_stream_si256(", 1, true))
-    assert.is_falsy(l33:find("__builtin_prefetch(xp + 32,", 1, true))
+    assert.is_truthy(l33:find("__builtin_prefetch((const void *)(((uintptr_t)xn + 4096) + 0), 0, 3); "
+      .. "_mm256_stream_si256(", 1, true))
+    assert.is_falsy(l33:find("+ 32), 0, 3)", 1, true))
     -- 128-byte 16-bit heads: groups of 4 at every length (no token-count
     -- switch); 256- and 512-byte ones in groups of 2 (at most 512 bytes,
     -- isa/avx512.lua long_group_bytes) past 256 KiB of heads; 256-byte f32
