@@ -51,8 +51,10 @@
       const float rc = rn;
 @   end
 @ else
-@   -- non-temporal rows ask for the next row's first half while summing
-@   -- (row.sums_prefetch) and its second half while writing (`out`)
+@   -- non-temporal rows of tables without nt_fused (pack.lua) ask for the
+@   -- next row's first half while summing (row.sums_prefetch) and its
+@   -- second half while writing (`out`); with nt_fused they run the fused
+@   -- form, asking for the summed row ahead (row.ahead_prefetch)
 @   local pf_sums = nt and function(c) return row.sums_prefetch(p, c, T, "xp") end or nil
       $(indent(row.reduce(p, sq, ld, nil, vals, pf_sums), "      "))
 @ end

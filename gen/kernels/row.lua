@@ -219,7 +219,8 @@ end
 
 -- Why: the first half of the next row (M.spread_prefetch's passes 1 and
 -- 2, two streams a quarter of the row apart) asked for by a row whose
--- sums take one pass: LayerNorm's fused sums, RMSNorm's squares.  Two
+-- sums take one pass: LayerNorm's line-frame rows, and the two-pass
+-- non-temporal rows of tables without nt_fused (pack.lua).  Two
 -- streams at a quarter of the pace measured 0.92 the time of one at half
 -- the pace (RMSNorm 4096 x 8192 f32, Zen 3, run 40).
 function M.sums_prefetch(p, c, T, xp)
