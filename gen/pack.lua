@@ -200,6 +200,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- (and LayerNorm's, op.fused_sums: ln_row.c.tpl, nt_rows.c.tpl)
   local ln_fuse = op.fused_sums and not p.in_regs and V.name ~= "scalar"
   env.nt_fused = (fuse or ln_fuse) and V.nt_fused and op.nt_stores and V.store_nt ~= nil
+  -- f32 LayerNorm rows with x and y at one offset into their lines take
+  -- the fused realigning stream rather than the two-pass line frame: on a
+  -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;
+  -- bf16 measured 0.89-1.06, so 16-bit rows keep the frame (RESULTS run 41)
+  if env.nt_fused and ln_fuse and k.dtype == "f32" then frame = false end
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
   -- fused row before its `continue`)
   if stage == "shift" then env.stage_post = V.nt_shift .. "_end(&nst, " .. env.D .. ");"

@@ -631,6 +631,23 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))
   end)
 
+  it("stream f32 LayerNorm rows at one offset in the fused realigning form, bf16 ones in the line frame", function()
+    S.write(dir .. "/lnf.lua", [[
+return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
+  { op = "layernorm", name = "f", dim = 4096, dtype = "f32" },
+  { op = "layernorm", name = "b", dim = 4096, dtype = "bf16" },
+} }
+]])
+    gen(dir .. "/lnf.lua", dir)
+    local c = S.read(dir .. "/lnf/lnf_avx512.c")
+    local frame = "(((uintptr_t)x ^ (uintptr_t)y) & 63) == 0"
+    local f, b = body(c, "lnf_f_avx512"), body(c, "lnf_b_avx512")
+    assert.is_falsy(f:find(frame, 1, true))
+    assert.is_truthy(f:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true))
+    assert.is_truthy(f:find("(((uintptr_t)xn + 4096) + i * 4 + 0), 0, 3); kgi_ntr_put(&nst, i + 0, ", 1, true))
+    assert.is_truthy(b:find(frame, 1, true))
+  end)
+
   it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
     S.write(dir .. "/lr.lua", [[
 return { name = "lr", isa = { "scalar", "avx2", "avx512" }, kernels = {
