@@ -194,10 +194,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
       and k.dim * util.BYTES[k.dtype] <= V.ahead2_bytes16
   end
   -- tables marked nt_fused stream such rows out in that fused form too
-  -- (rmsnorm.c.tpl): on a Zen 5 core RMSNorm 4096 x 8192 AVX-512 f32 took
-  -- 0.80 the time of the two-pass rows (sums, then output with the next
-  -- row asked for), bf16 0.84, AVX2 f32 0.81 (bench/RESULTS.md run 41)
-  -- (and LayerNorm's, op.fused_sums: ln_row.c.tpl, nt_rows.c.tpl)
+  -- (nt_rows.c.tpl), and LayerNorm's (op.fused_sums, ln_row.c.tpl): on a
+  -- Zen 5 core RMSNorm 4096 x 8192 AVX-512 f32 took 0.80 the time of the
+  -- two-pass rows (sums, then output with the next row asked for), bf16
+  -- 0.84, AVX2 f32 0.81 (bench/RESULTS.md run 41)
   local ln_fuse = op.fused_sums and not p.in_regs and V.name ~= "scalar"
   env.nt_fused = (fuse or ln_fuse) and V.nt_fused and op.nt_stores and V.store_nt ~= nil
   -- f32 LayerNorm rows with x and y at one offset into their lines take
@@ -255,25 +255,25 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   env.nt = false
   env.nt_xp, env.stage_xp = uses_xp(env.row_body_nt), uses_xp(env.row_body_stage)
-  -- LayerNorm rows in the fused form (ln_row.c.tpl `ln_fz`): non-temporal
-  -- ones (above) on tables with nt_fused, the others on tables with
-  -- ln_fused (layernorm.c.tpl); ln_first_sums: the first row's sums,
-  -- before either loop
-  if ln_fuse and V.ln_fused then
-    env.ln_fz = true
-    env.row_body_fused = render(dirs, op.row, env)
-    env.ln_fz = false
+  -- what goes before a fused loop (the first rows' sums; the row
+  -- template's `head`) and the row each step sums (xn)
+  if fuse or ln_fuse then
+    env.head = true
+    env.fused_head = render(dirs, op.row, env):gsub("%s+$", "")
+    env.head = nil
+    env.fused_xn = env.ahead2 and "r + 2 < rows ? xr + 2 * x_stride : NULL" or "r + 1 < rows ? xr + x_stride : NULL"
   end
-  if ln_fuse and (env.nt_fused or V.ln_fused) then
-    env.sums_only = true
-    env.ln_first_sums = render(dirs, op.row, env):gsub("%s+$", "")
-    env.sums_only = nil
-  end
-  env.nt_rows = op.nt_stores and not (env.nt_fused and op.fuse_rows) and render(dirs, "nt_rows.c.tpl", env) or ""
+  env.nt_rows = op.nt_stores and render(dirs, "nt_rows.c.tpl", env) or ""
+  -- the cached rows in the fused form: RMSNorm's on every table but the
+  -- scalar one, LayerNorm's (ln_row.c.tpl `ln_fz`) on tables with ln_fused
   if fuse then
     env.fused = true
     env.row_body_fused = render(dirs, op.row, env)
     env.fused = false
+  elseif ln_fuse and V.ln_fused then
+    env.ln_fz = true
+    env.row_body_fused = render(dirs, op.row, env)
+    env.ln_fz = false
   end
   -- in-place ops with short register-resident rows: G rows per step, one
   -- group ahead (rms_group.c.tpl), for calls whose rows fit in the caches

@@ -18,16 +18,11 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
 $(nt_rows)
 @ if row_body_fused then
   /* Each step writes row r while summing row r + 1 (ln_row.c.tpl). */
-  double sn, sqn;
-  float m1n;
-  {
-    const $(CT) *xn = x;
-    $(indent(ln_first_sums, "    "))
-  }
+  $(indent(fused_head, "  "))
   for (size_t r = 0; r < rows; r++) {
     const $(CT) *xr = x + r * x_stride;
     $(CT) *yr = y + r * y_stride;
-    const $(CT) *xn = r + 1 < rows ? xr + x_stride : NULL;
+    const $(CT) *xn = $(fused_xn);
 $(row_body_fused)
   }
 @ else

@@ -30,8 +30,8 @@
 @ -- (s, sq around m1) came from the step before, and its output pass runs
 @ -- inside the sums of the next row xn (NULL on the last row), which leave
 @ -- them in sn, sqn and m1n; non-temporal rows ask for each line of xn
-@ -- ahead (row.ahead_prefetch).  Rendered with `sums_only` (pack.lua):
-@ -- the first row's sums, before the loop (nt_rows.c.tpl, layernorm.c.tpl).
+@ -- ahead (row.ahead_prefetch).  Rendered with `head` (pack.lua
+@ -- env.fused_head): what goes before the loop, the first row's sums.
 @ local fz = ln_fz and not p.in_regs and stage ~= "frame"
 @ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs;
 @ -- `ahead`: this output goes with the sums of xn (fz)
@@ -96,8 +96,13 @@
 @   t[#t + 1] = "}"
 @   return table.concat(t, "\n")
 @ end
-@ if sums_only then
-$(next_sums(nil))
+@ if head then
+double sn, sqn;
+float m1n;
+{
+  const $(CT) *xn = x;
+  $(indent(next_sums(nil), "  "))
+}
 @ else
 @ local vals = nil
 @ if p.in_regs then

@@ -11,23 +11,20 @@
 @ -- 4096 x 8192 f32 1.46 x memcpy against 0.92 aligned (bench/RESULTS.md
 @ -- run 18).  A row that takes the slow path writes y itself and skips
 @ -- the end of the stream (its `continue`).
-@ -- `fz`: LayerNorm's fused rows (ln_row.c.tpl, `nt_fused`): each row's
-@ -- sums come from the step before (sn, sqn, m1n), the first row's from
-@ -- ln_first_sums, and its output pass runs inside the next row's sums
+@ -- `nt_fused` (pack.lua): the rows run fused (rms_row.c.tpl,
+@ -- ln_row.c.tpl): each row's sums come from an earlier step, the first
+@ -- ones from fused_head, and its output pass runs inside the sums of row
+@ -- xn (fused_xn), whose lines it asks for ahead; `fz`: this loop's rows
+@ -- are fused (the line frame's are not)
 @ local function loop(body, xp, pre, post, fin, fz)
 @   if fz then
-    double sn, sqn;
-    float m1n;
-    {
-      const $(CT) *xn = x;
-      $(indent(ln_first_sums, "      "))
-    }
+    $(indent(fused_head, "    "))
 @   end
     for (size_t r = 0; r < rows; r++) {
       const $(CT) *xr = x + r * x_stride;
       $(CT) *yr = y + r * y_stride;
 @   if fz then
-      const $(CT) *xn = r + 1 < rows ? xr + x_stride : NULL;
+      const $(CT) *xn = $(fused_xn);
 @   end
 @   if xp then
       /* the next row (this one on the last), asked for while this one streams out */
@@ -51,7 +48,7 @@ $(body)
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
-@   loop(row_body_nt, nt_xp, nil, nil, nil, ln_first_sums and nt_fused)
+@   loop(row_body_nt, nt_xp, nil, nil, nil, nt_fused)
   }
 @ end
 @ if row_body_frame then
@@ -84,12 +81,12 @@ $(body)
 @ if row_body_stage and stage_mode == "shift" then
   /* the same for y at any other alignment, realigned in registers */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
-@   loop(row_body_stage, stage_xp, V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);", stage_post, nil, ln_first_sums and nt_fused)
+@   loop(row_body_stage, stage_xp, V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);", stage_post, nil, nt_fused)
   }
 @ elseif row_body_stage then
   /* the same for y at any other alignment, through an aligned row */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
     $(CT) ys[$(D)] __attribute__((aligned(64)));
-@   loop(row_body_stage, stage_xp, nil, stage_post, nil, ln_first_sums and nt_fused)
+@   loop(row_body_stage, stage_xp, nil, stage_post, nil, nt_fused)
   }
 @ end

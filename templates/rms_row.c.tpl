@@ -1,6 +1,29 @@
 @ -- One RMSNorm row: xr -> yr (may alias), weights hoisted in <wv><i> or
 @ -- read from pointer <w>.  Fast path: f32 math, sums blocked into double (row.reduce);
 @ -- a sum of squares beyond FLT_MAX (huge values, NaN, Inf) -> slow path.
+@ -- `head` (pack.lua env.fused_head): what goes before the fused loop
+@ -- (rmsnorm.c.tpl, nt_rows.c.tpl): the sums of the first row, and with
+@ -- ahead2 of the second and its scale
+@ if head then
+@   if ahead2 then
+double sn, sn2 = 0.0;
+@   else
+double sn;
+@   end
+{
+  const $(CT) *xn = x;
+  $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "  "))
+  sn = sq;
+}
+@   if ahead2 then
+if (rows > 1) {
+  const $(CT) *xn = x + x_stride;
+  $(indent(row.reduce(p, row.sum_sq("sq"), row.loader(T, "xn")), "  "))
+  sn2 = sq;
+}
+float rn = $(row.rms_scale("sn", D, EPS));
+@   end
+@ else
 @ local function wt(c, i)
 @   if p.hoist_w then return wv .. i end
 @   return wload(c, w)
@@ -117,4 +140,5 @@
 @   for j, c in ipairs(p.rest) do
       $(out(c, ld(c), j))
 @   end
+@ end
 @ end

@@ -387,13 +387,13 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- (hint 3), one prefetch per 64-byte line, the address an integer
     assert.is_truthy(ntp:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
     assert.is_truthy(ntp:find("const float *xn = r + 1 < rows ? xr + x_stride : NULL;", 1, true))
-    assert.is_truthy(ntp:find("sq1 = _mm512_fmadd_ps(v1, v1, sq1);\n              "
+    assert.is_truthy(ntp:find("sq1 = _mm512_fmadd_ps(v1, v1, sq1);\n            "
       .. "__builtin_prefetch((const void *)(((uintptr_t)xn + 4096) + i * 4 + 0), 0, 3); "
       .. "_mm512_stream_ps(yr + i + 0, ", 1, true))
     assert.is_truthy(ntp:find("(((uintptr_t)xn + 4096) + i * 4 + 192), 0, 3); _mm512_stream_ps(yr + i + 48, ", 1, true))
     assert.is_falsy(ntp:find("xp", 1, true))
     -- the last row (no xn) streams out without requests
-    assert.is_truthy(ntp:find("\n          _mm512_stream_ps(yr + i + 0, ", 1, true))
+    assert.is_truthy(ntp:find("\n        _mm512_stream_ps(yr + i + 0, ", 1, true))
     -- y off line alignment streams too: whole f32 / bf16 vectors realigned
     -- in registers (AVX-512), other rows through an aligned stack row; the
     -- cached path after both asks for nothing ahead
@@ -412,7 +412,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- the stream of a fused row ends before its `continue`, and after the last row
     local _, ends = staged:gsub("kgi_ntr_end%(&nst, 4096%);", "")
     assert.are.equal(2, ends)
-    assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);\n          continue;", 1, true))
+    assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);\n        continue;", 1, true))
     assert.is_falsy(r32:sub(last):find("uintptr_t)xn", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512"):find("kgi_ntw_put(&nst, i + 32, kgi_v2_pack_ta(", 1, true))
     -- f16 (AVX-512 and AVX2): the stack row
@@ -437,7 +437,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(a2r32:find("i * 4 + 32), 0, 3)", 1, true))
     local a2r8 = body(a2c, "nt_r8_avx2")
     stack_row(a2r8, "kg_bf16", 4096)
-    assert.is_truthy(a2r8:find("kgi_nt_row((char *)yr, (const char *)ys, sizeof ys);\n          continue;", 1, true))
+    assert.is_truthy(a2r8:find("kgi_nt_row((char *)yr, (const char *)ys, sizeof ys);\n        continue;", 1, true))
     assert.is_falsy(a2r8:find("kgi_ntw", 1, true))
     assert.is_falsy(body(a2c, "nt_r16_avx2"):find("KG_USE_NT_STAGED(y", 1, true))
     -- 16-bit rows: one prefetch per line (a 32-element vector), none left over
