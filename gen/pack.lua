@@ -167,8 +167,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- vectors that the table can realign in registers (V.nt_shift, "shift")
   -- stream each vector through it; others are written with plain stores
   -- to the aligned stack row ys ("row"), streamed out after it
-  env.ntstore = function(I, dtype, base, off, v)
-    if env.stage == "shift" then return V.nt_shift .. "_put(&nst, " .. off .. ", " .. I.nt_value(dtype, v) .. ");" end
+  env.ntstore = function(I, dtype, base, off, v, b)
+    if env.stage == "shift" then
+      return V.nt_shift .. "_put(&nst" .. (b or "") .. ", " .. off .. ", " .. I.nt_value(dtype, v) .. ");"
+    end
     if env.stage == "row" then return I.store(dtype, base, off, nil, v) end
     return I.store_nt(dtype, base, off, v)
   end
@@ -262,6 +264,24 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     env.fused_head = render(dirs, op.row, env):gsub("%s+$", "")
     env.head = nil
     env.fused_xn = env.ahead2 and "r + 2 < rows ? xr + 2 * x_stride : NULL" or "r + 1 < rows ? xr + x_stride : NULL"
+  end
+  -- tables marked ln_pair take non-temporal LayerNorm rows of whole
+  -- vectors two at a time (nt_rows.c.tpl, ln_row.c.tpl `pair`): aligned
+  -- ones, and those realigned in registers
+  if ln_fuse and env.nt_fused and V.ln_pair and env.row_body_nt and #p.rest == 0 then
+    env.nt, env.ln_fz, env.pair = true, true, true
+    env.row_body_pair = render(dirs, op.row, env)
+    if env.stage_mode == "shift" then
+      env.stage = "shift"
+      env.row_body_pair_stage = render(dirs, op.row, env)
+      env.stage = nil
+    end
+    env.pair = nil
+    env.head = "pair"
+    env.pair_head = render(dirs, op.row, env):gsub("%s+$", "")
+    env.head = "sums"
+    env.pair_sums = render(dirs, op.row, env):gsub("%s+$", "")
+    env.head, env.nt, env.ln_fz = nil, false, false
   end
   env.nt_rows = op.nt_stores and render(dirs, "nt_rows.c.tpl", env) or ""
   -- the cached rows in the fused form: RMSNorm's on every table but the

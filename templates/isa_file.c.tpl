@@ -17,6 +17,7 @@
 #include "kg_cpu.h"
 
 #define KG_UNLIKELY(c) __builtin_expect(!!(c), 0)
+#define KG_LIKELY(c) __builtin_expect(!!(c), 1)
 #define KG_NOINLINE __attribute__((noinline, cold))
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")

@@ -34,25 +34,27 @@
 @ -- env.fused_head): what goes before the loop, the first row's sums.
 @ local fz = ln_fz and not p.in_regs and stage ~= "frame"
 @ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs;
-@ -- `ahead`: this output goes with the sums of xn (fz)
-@ local function out(c, xv, i, fused, ahead)
-@   local vr = (c.I == V) and "vr" or "rs"
+@ -- `ahead`: this output goes with the sums of xn (fz); b: "" for row r,
+@ -- "b" for row r + 1 of a pair (its names end in b)
+@ local function out(c, xv, i, fused, ahead, b)
+@   b = b or ""
+@   local vr = ((c.I == V) and "vr" or "rs") .. b
 @   local v
 @   if fused then
-@     v = c.I.fma(xv, vr, (c.I == V) and "va" or "ma")
+@     v = c.I.fma(xv, vr, ((c.I == V) and "va" or "ma") .. b)
 @   else
-@     v = c.I.mul(c.I.sub(xv, (c.I == V) and "vm" or "mf"), vr)
+@     v = c.I.mul(c.I.sub(xv, ((c.I == V) and "vm" or "mf") .. b), vr)
 @   end
 @   v = c.I.fma(v, gam(c, i), bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
-@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn") end
-@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, v)
+@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn" .. b, pair and row.PAIR_AHEAD or nil) end
+@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr .. b, c.off, v, b)
 @   end
-@   return c.I.store(T, yr, c.off, c.n, v)
+@   return c.I.store(T, yr .. b, c.off, c.n, v)
 @ end
-@ local function ld(c) return c.I.load(T, xr, c.off, c.n) end
+@ local function ld(c, b) return c.I.load(T, xr .. (b or ""), c.off, c.n) end
 @ local sum = { { var = "s", wide = true, term = function(A, acc, v) return A.acc_add(acc, v) end } }
 @ local dev = {
 @   { var = "sq", centred = true, term = function(A, acc, v) return A.acc_fma(v, v, acc) end },
@@ -82,21 +84,113 @@
 @ end
 @ -- fz: the sums of row xn into sn, sqn, m1n, with `also` (row.reduce)
 @ -- run after each of its chunks
-@ local function next_sums(also)
+@ -- `two`: also the sums of row xnb into snb, sqnb, m1nb, in the same loop
+@ -- (a pair), with the same accumulators as one row's, so the same bits
+@ -- (two a sum measured no faster: 1.06 against 1.05 x memcpy)
+@ local function next_sums(also, two)
 @   local ldn = function(c) return c.I.load(T, "xn", c.off, c.n) end
 @   local sums = { { var = "s2", wide = true, term = sum[1].term },
 @     { var = "sq2", centred = true, term = dev[1].term } }
-@   local t = { "{", "  m1n = (float)(" .. prefix(0, K, "xn") .. " / " .. util.int(K) .. ");" }
-@   if p.has_vec and V.acc_vt ~= "double" then
-@     t[#t + 1] = "  const " .. V.vt .. " vm1n = " .. V.set1("m1n") .. ";"
+@   local rows_of = { "" }
+@   if two then
+@     local ldb = function(c) return c.I.load(T, "xnb", c.off, c.n) end
+@     local pre = centre_at("m1nb")
+@     sums[3] = { var = "s2b", wide = true, term = sum[1].term, load = ldb, pre = pre, tag = "b" }
+@     sums[4] = { var = "sq2b", centred = true, term = dev[1].term, load = ldb, pre = pre, tag = "b" }
+@     rows_of[2] = "b"
+@   end
+@   local t = { "{" }
+@   for _, b in ipairs(rows_of) do
+@     t[#t + 1] = "  m1n" .. b .. " = (float)(" .. prefix(0, K, "xn" .. b) .. " / " .. util.int(K) .. ");"
+@     if p.has_vec and V.acc_vt ~= "double" then
+@       t[#t + 1] = "  const " .. V.vt .. " vm1n" .. b .. " = " .. V.set1("m1n" .. b) .. ";"
+@     end
 @   end
 @   t[#t + 1] = "  " .. indent(row.reduce(p, sums, ldn, centre_at("m1n"), nil, also), "  ")
-@   t[#t + 1] = "  sn = s2;"
-@   t[#t + 1] = "  sqn = sq2;"
+@   for _, b in ipairs(rows_of) do
+@     t[#t + 1] = "  sn" .. b .. " = s2" .. b .. ";"
+@     t[#t + 1] = "  sqn" .. b .. " = sq2" .. b .. ";"
+@   end
 @   t[#t + 1] = "}"
 @   return table.concat(t, "\n")
 @ end
-@ if head then
+@ -- the row's mean and rstd from its sums (s, sq around m1): row r (b
+@ -- "") or the second row of a pair (b "b", row ro = r + 1); vals: the
+@ -- row's registers (in_regs)
+@ local function coef(b, ro, vals)
+      const double mu$(b) = s$(b) / $(D);
+      double corr$(b) = mu$(b) - (double)m1$(b);
+@   if fuse then
+      /* the first elements' mean was a poor shift (|mu - m1| above the
+       * standard deviation: sum(e^2) would lose more than a bit to the
+       * subtraction below): sum(e^2) once more around m2 = mu in f32 */
+      if (KG_UNLIKELY(2.0 * corr$(b) * corr$(b) > sq$(b) / $(D))) {
+        const float m2 = (float)mu$(b);
+@     if p.has_vec and V.acc_vt ~= "double" then
+        const $(V.vt) vm2 = $(V.set1("m2"));
+@     end
+        $(indent(row.reduce(p, { { var = "sr", centred = true, term = dev[1].term } }, function(c) return ld(c, b) end, centre_at("m2"), vals, nil), "        "))
+        sq$(b) = sr;
+        corr$(b) = mu$(b) - (double)m2;
+      }
+@   end
+      double var$(b) = sq$(b) / $(D) - corr$(b) * corr$(b);
+      if (var$(b) < 0.0) var$(b) = 0.0;
+      const float rs$(b) = (float)(1.0 / sqrt(var$(b) + (double)$(EPS)));
+      const float mf$(b) = (float)mu$(b);
+      if (mean) mean[$(ro)] = mf$(b);
+      if (rstd) rstd[$(ro)] = rs$(b);
+      const double mr$(b) = mu$(b) * (double)rs$(b);
+@ end
+@ if head == "pair" then
+@ -- before nt_rows.c.tpl's pair loop: rows 0 and 1's sums
+double sn, sqn, snb = 0.0, sqnb = 0.0;
+float m1n, m1nb = 0.0f;
+if (rows > 1) {
+  const $(CT) *xn = x + x_stride;
+  $(indent(next_sums(nil), "  "))
+  snb = sn;
+  sqnb = sqn;
+  m1nb = m1n;
+}
+{
+  const $(CT) *xn = x;
+  $(indent(next_sums(nil), "  "))
+}
+@ elseif head == "sums" then
+$(next_sums(nil))
+@ elseif pair then
+@ -- a pair (nt_rows.c.tpl's pair loop): rows r and r + 1 written inside
+@ -- the sums of rows r + 2 and r + 3 (xn, xnb), so each line of gamma
+@ -- and beta comes from L2 once for two rows: LayerNorm 4096 x 8192 f32
+@ -- AVX-512 on a Zen 5 core 1.22-1.25 -> 1.03-1.05 x memcpy
+@ -- (bench/RESULTS.md run 42).  Only where both rows are plain
+@ -- (finite sums, the fused output form) and both next rows exist; the
+@ -- loop takes the others one row at a time.
+      if (KG_LIKELY(xnb != NULL && sqn <= (double)FLT_MAX && sqnb <= (double)FLT_MAX)) {
+        const float m1 = m1n, m1b = m1nb;
+        const double s = sn, sb = snb;
+        double sq = sqn, sqb = sqnb;
+@ coef("", "r", nil)
+@ coef("b", "r + 1", nil)
+        if (KG_LIKELY(sq != 0.0 && fabs(mr) <= (double)FLT_MAX / 2 && sqb != 0.0 && fabs(mrb) <= (double)FLT_MAX / 2)) {
+          const float ma = (float)-mr, mab = (float)-mrb;
+@ if p.has_vec then
+          const $(V.vt) vr = $(V.set1("rs")), va = $(V.set1("ma"));
+          const $(V.vt) vrb = $(V.set1("rsb")), vab = $(V.set1("mab"));
+@ end
+@ if stage == "shift" then
+          $(V.nt_shift) nst = $(V.nt_shift)_begin(yr), nstb = $(V.nt_shift)_begin(yrb);
+@ end
+          $(indent(next_sums(function(c, j) return out(c, ld(c), j, true, true) .. " " .. out(c, ld(c, "b"), j, true, true, "b") end, true), "          "))
+@ if stage == "shift" then
+          $(V.nt_shift)_end(&nst, $(D));
+          $(V.nt_shift)_end(&nstb, $(D));
+@ end
+          continue;
+        }
+      }
+@ elseif head then
 double sn, sqn;
 float m1n;
 {
@@ -146,28 +240,7 @@ float m1n;
 @ end
         continue;
       }
-      const double mu = s / $(D);
-      double corr = mu - (double)m1;
-@ if fuse then
-      /* the first elements' mean was a poor shift (|mu - m1| above the
-       * standard deviation: sum(e^2) would lose more than a bit to the
-       * subtraction below): sum(e^2) once more around m2 = mu in f32 */
-      if (KG_UNLIKELY(2.0 * corr * corr > sq / $(D))) {
-        const float m2 = (float)mu;
-@   if p.has_vec and V.acc_vt ~= "double" then
-        const $(V.vt) vm2 = $(V.set1("m2"));
-@   end
-        $(indent(row.reduce(p, { { var = "sr", centred = true, term = dev[1].term } }, ld, centre_at("m2"), vals, nil), "        "))
-        sq = sr;
-        corr = mu - (double)m2;
-      }
-@ end
-      double var = sq / $(D) - corr * corr;
-      if (var < 0.0) var = 0.0;
-      const float rs = (float)(1.0 / sqrt(var + (double)$(EPS)));
-      const float mf = (float)mu;
-      if (mean) mean[r] = mf;
-      if (rstd) rstd[r] = rs;
+@ coef("", "r", vals)
 @ -- the line frame (nt_rows.c.tpl, stage "frame"): line 0 (masked, and
 @ -- with the carried part of the line before where rows are end to end),
 @ -- lines 1 .. nv - 1 streamed, line nv carried or stored masked; each
@@ -244,7 +317,6 @@ float m1n;
        * which must give beta exactly: x - mf is 0 there, x*rs - mu*rs is
        * not; or a row so tiny that e^2 underflows) and where |mu| * rs nears
        * the f32 limit (x * rs could overflow). */
-      const double mr = mu * (double)rs;
       if (KG_UNLIKELY(sq == 0.0 || !(fabs(mr) <= (double)FLT_MAX / 2))) {
 @ if p.has_vec then
         const $(V.vt) vm = $(V.set1("mf"));

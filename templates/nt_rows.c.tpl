@@ -44,11 +44,74 @@ $(body)
     _mm_sfence();
     return;
 @ end
+@ -- `row_body_pair` (pack.lua, LayerNorm): the rows two at a time, each
+@ -- pair written inside the next pair's sums (ln_row.c.tpl `pair`;
+@ -- row_body_pair_stage realigned in registers); a pair that is not
+@ -- plain, and the last rows, go one row at a time through the fused row
+@ -- `single` (its `continue` ends a do-while, skipping `post` as in
+@ -- loop), then the next two rows' sums are taken alone (pair_sums)
+@ local function pair_loop(pair_body, single, pre, post)
+@   local function one()
+          do {
+@     if pre then
+            $(pre)
+@     end
+$(single)
+@     if post then
+            $(post)
+@     end
+          } while (0);
+@   end
+    $(indent(pair_head, "    "))
+    for (size_t r = 0; r < rows; r += 2) {
+      const $(CT) *xr = x + r * x_stride;
+      $(CT) *yr = y + r * y_stride;
+      const $(CT) *xrb = r + 1 < rows ? xr + x_stride : NULL;
+      $(CT) *yrb = r + 1 < rows ? yr + y_stride : NULL;
+      const $(CT) *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;
+      const $(CT) *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;
+$(pair_body)
+      {
+        const $(CT) *xn = NULL;
+@   one()
+      }
+      if (xrb) {
+        const size_t rb = r + 1;
+        sn = snb;
+        sqn = sqnb;
+        m1n = m1nb;
+        {
+          const size_t r = rb;
+          const $(CT) *xr = xrb, *xn = NULL;
+          $(CT) *yr = yrb;
+@   one()
+        }
+      }
+      if (xnb) {
+        {
+          const $(CT) *xn = xnb;
+          $(indent(pair_sums, "          "))
+        }
+        snb = sn;
+        sqnb = sqn;
+        m1nb = m1n;
+      }
+      if (xn) {
+        $(indent(pair_sums, "        "))
+      }
+    }
+    _mm_sfence();
+    return;
+@ end
 @ if row_body_nt then
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
-@   loop(row_body_nt, nt_xp, nil, nil, nil, nt_fused)
+@   if row_body_pair then
+@     pair_loop(row_body_pair, row_body_nt)
+@   else
+@     loop(row_body_nt, nt_xp, nil, nil, nil, nt_fused)
+@   end
   }
 @ end
 @ if row_body_frame then
@@ -81,7 +144,12 @@ $(body)
 @ if row_body_stage and stage_mode == "shift" then
   /* the same for y at any other alignment, realigned in registers */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
-@   loop(row_body_stage, stage_xp, V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);", stage_post, nil, nt_fused)
+@   local pre = V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);"
+@   if row_body_pair_stage then
+@     pair_loop(row_body_pair_stage, row_body_stage, pre, stage_post)
+@   else
+@     loop(row_body_stage, stage_xp, pre, stage_post, nil, nt_fused)
+@   end
   }
 @ elseif row_body_stage then
   /* the same for y at any other alignment, through an aligned row */

@@ -21,6 +21,10 @@ local M = {
   -- LayerNorm's streamed rows run in the fused form at every size
   -- (pack.lua `ln_fused`), as on AVX-512 (bench/RESULTS.md run 41)
   ln_fused = true,
+  -- and its aligned non-temporal rows two at a time (pack.lua `ln_pair`):
+  -- LayerNorm 4096 x 8192 f32 1.19 -> 1.08 x memcpy, bf16 2.26 -> 2.09 on
+  -- a Zen 5 core (bench/RESULTS.md run 42)
+  ln_pair = true,
   masked = false,
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
@@ -192,7 +196,7 @@ local P = {
   pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
-  nt_fused = M.nt_fused, ln_fused = M.ln_fused,
+  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
   -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
   -- 1.12x the time on a Zen 4 core (f16 0.96x; bench/RESULTS.md run 33)

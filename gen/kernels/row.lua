@@ -163,6 +163,11 @@ end
 -- Distance (bytes) at which a fused non-temporal row loop asks for the row
 -- it sums (M.ahead_prefetch).
 M.AHEAD_BYTES = 4096
+-- The same for each of two rows summed in one loop (ln_row.c.tpl's pairs):
+-- LayerNorm 4096 x 8192 f32 AVX-512 on a Zen 5 core 1.01-1.03 x memcpy
+-- at 1 KiB, 1.03-1.04 at 2 KiB, 1.08-1.10 at 4 KiB (one process;
+-- bench/RESULTS.md run 42).
+M.PAIR_AHEAD = 2048
 
 -- Why: the fused non-temporal RMSNorm loop (rms_row.c.tpl, `fused` with
 -- `nt`) reads the next row from memory while it streams this one out;
@@ -174,8 +179,10 @@ M.AHEAD_BYTES = 4096
 -- row).  Returns the prefetches for the lines that start in chunk c of row
 -- `ptr` (C pointer of storage type T), M.AHEAD_BYTES further on; the
 -- address is formed as an integer, since it may lie past the end of x.
-function M.ahead_prefetch(p, c, T, ptr)
-  local pf = M.next_row_prefetch(p, c, T, "((uintptr_t)" .. ptr .. " + " .. util.int(M.AHEAD_BYTES) .. ")",
+-- `bytes`: another distance (two rows summed at once ask M.PAIR_AHEAD
+-- each).
+function M.ahead_prefetch(p, c, T, ptr, bytes)
+  local pf = M.next_row_prefetch(p, c, T, "((uintptr_t)" .. ptr .. " + " .. util.int(bytes or M.AHEAD_BYTES) .. ")",
     function(a) return "(const void *)(" .. a .. ")" end, "3")
   return pf ~= "" and pf or nil
 end
@@ -280,6 +287,8 @@ end
 --                   the list does not) }
 --   load: function(c) -> expression of the chunk's f32 value
 --   pre:  optional function(c, v, tag) -> C declaration lines, returns new v
+--   a sum may bring its own `load` (and `pre`), shared by the sums of the
+--   same `tag`: another row's sums in the same loop (ln_row.c.tpl's pairs)
 -- Register-resident rows (p.in_regs) pass their chunk values in `vals`.
 --   also: optional function(c, j) -> a C statement (or nil) emitted after
 --         each chunk's terms (rms_row.c.tpl's fused form: the previous row's
@@ -323,6 +332,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
   local function body(chunks, ind, tag, fixed)
     local ntail = 0
     for j, c in ipairs(chunks) do
+      local src = {} -- the values of sums with their own `load` (by `tag`)
       local v = fixed and fixed[j] or ("(" .. load(c) .. ")")
       local cen
       if dot and c.I == V then
@@ -342,6 +352,21 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
       end
       for _, sm in ipairs(sums) do
         local sv = cen and (sm.centred or not raw) and cen or v
+        if sm.load then
+          local got = src[sm.tag]
+          if not got then
+            local t = tag .. sm.tag .. j
+            emit(ind .. "const " .. c.I.vt .. " " .. t .. " = (" .. sm.load(c) .. ");")
+            got = { v = t }
+            if sm.pre then
+              local d
+              d, got.cen = sm.pre(c, t, sm.tag .. tag .. j)
+              emit(ind .. d)
+            end
+            src[sm.tag] = got
+          end
+          sv = sm.centred and got.cen or got.v
+        end
         if c.I == V and sm.wide and V.wide_vt then
           -- a plain sum kept in double lanes: f32 -> two double halves
           local a = sm.var .. ((j - 1) % M.NACC + 1)

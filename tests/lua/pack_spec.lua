@@ -445,24 +445,42 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(r16:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); "
       .. "_mm512_stream_si512((void *)(yr + i + 32), ", 1, true))
     assert.is_falsy(r16:find("xp", 1, true))
-    -- LayerNorm rows stream in the fused form too: row r written inside row
-    -- r + 1's sums, the first row's sums before the loop, each line of xn
-    -- asked for ahead (f16: one 32-byte vector in two starts a line)
+    -- LayerNorm rows stream in the fused form too: aligned ones two at a
+    -- time, rows r and r + 1 written inside the sums of rows r + 2 and
+    -- r + 3, rows 0 and 1's sums before the loop, each line of xn and xnb
+    -- asked for M.PAIR_AHEAD ahead (f16: one 32-byte vector in two starts
+    -- a line)
     local ln = body(c, "nt_ln_avx512")
     local lcut = ln:find("_mm_sfence();", 1, true)
     local lnt = ln:sub(1, lcut)
-    assert.is_truthy(lnt:find("double sn, sqn;\n    float m1n;\n    {\n      const kg_f16 *xn = x;", 1, true))
-    assert.is_truthy(lnt:find("const kg_f16 *xn = r + 1 < rows ? xr + x_stride : NULL;", 1, true))
-    assert.is_truthy(lnt:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); "
-      .. "_mm256_stream_si256((__m256i *)(yr + i + 32), ", 1, true))
+    assert.is_truthy(lnt:find("double sn, sqn, snb = 0.0, sqnb = 0.0;\n    float m1n, m1nb = 0.0f;", 1, true))
+    assert.is_truthy(lnt:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
+    assert.is_truthy(lnt:find("const kg_f16 *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;", 1, true))
+    for _, b in ipairs({ "", "b" }) do
+      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 2048) + i * 2 + 64), 0, 3); "
+        .. "_mm256_stream_si256((__m256i *)(yr" .. b .. " + i + 32), ", 1, true), b)
+    end
     assert.is_falsy(lnt:find("i * 2 + 32), 0, 3)", 1, true))
     assert.is_falsy(lnt:find("xp", 1, true))
+    -- a pair that is not plain, and the last rows, go one row at a time
+    -- through the fused row, whose slow path's `continue` ends a do-while
+    assert.is_truthy(lnt:find("const size_t r = rb;", 1, true))
+    assert.is_truthy(lnt:find("continue;\n      }\n      const double mu = s / 4096;", 1, true))
+    assert.is_truthy(select(2, lnt:gsub("} while %(0%);", "")) == 2)
+    -- the realigning stream runs one row at a time: row r written inside
+    -- row r + 1's sums, the first row's sums before the loop, each line of
+    -- xn asked for ahead
+    local lcut2 = ln:find("_mm_sfence();", lcut + 1, true)
+    local lst = ln:sub(lcut, lcut2)
+    assert.is_truthy(lst:find("double sn, sqn;\n    float m1n;\n    {\n      const kg_f16 *xn = x;", 1, true))
+    assert.is_truthy(lst:find("const kg_f16 *xn = r + 1 < rows ? xr + x_stride : NULL;", 1, true))
+    assert.is_truthy(lst:find("(((uintptr_t)xn + 4096) + i * 2 + 64), 0, 3); ", 1, true))
     -- the row's sums came from the step before; a row that takes the slow
     -- path still sums the next one
-    assert.is_truthy(lnt:find("const float m1 = m1n;\n      const double s = sn;\n      double sq = sqn;", 1, true))
-    assert.is_truthy(lnt:find("rstd ? rstd + r : NULL);\n        if (xn) {\n          m1n = ", 1, true))
+    assert.is_truthy(lst:find("const float m1 = m1n;\n      const double s = sn;\n      double sq = sqn;", 1, true))
+    assert.is_truthy(lst:find("rstd ? rstd + r : NULL);\n        if (xn) {\n          m1n = ", 1, true))
     -- the cached rows are fused as well, and ask for nothing ahead
-    local lrest = ln:sub((ln:find("_mm_sfence();", lcut + 1, true)))
+    local lrest = ln:sub(lcut2)
     assert.is_truthy(lrest:find("/* Each step writes row r while summing row r + 1 (ln_row.c.tpl). */", 1, true))
     assert.is_falsy(lrest:find("uintptr_t)xn", 1, true))
     -- a LayerNorm row without a loop asks for the line of the next row's
