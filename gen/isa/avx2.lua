@@ -25,6 +25,9 @@ local M = {
   -- LayerNorm 4096 x 8192 f32 1.19 -> 1.08 x memcpy, bf16 2.26 -> 2.09 on
   -- a Zen 5 core (bench/RESULTS.md run 42)
   ln_pair = true,
+  -- with two accumulators a sum (as on AVX-512): f32 1.05 -> 1.03, bf16
+  -- 2.03 -> 1.99 x memcpy (bench/RESULTS.md run 42)
+  wide_nacc = 2,
   masked = false,
   -- heads of up to 512 bytes go in groups (gen/pack.lua) although 16 ymm
   -- registers stream them: the group code holds no row in registers
@@ -196,7 +199,7 @@ local P = {
   pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,
-  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair,
+  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   -- LayerNorm's gamma and beta stay split per row here (pack.lua): staged
   -- as f32 they are twice the loads, and LayerNorm 768 x 512 bf16 took
   -- 1.12x the time on a Zen 4 core (f16 0.96x; bench/RESULTS.md run 33)

@@ -32,6 +32,11 @@ local M = {
   -- Zen 5 core f32 1.22-1.25 -> 1.03-1.05 x memcpy, bf16 1.59 -> 1.45,
   -- f16 1.94 -> 1.65 (bench/RESULTS.md run 42)
   ln_pair = true,
+  -- LayerNorm's sums (a wide one with it) keep two accumulators a sum, not
+  -- four (row.reduce): a pair's fit the registers. 4096 x 8192 bf16 1.47
+  -- -> 1.35 x memcpy, 768 x 512 bf16 0.98 the time, f32 unchanged
+  -- (bench/RESULTS.md run 42)
+  wide_nacc = 2,
   -- chained QK-norm groups of 4 sum two groups ahead and start the next
   -- group's rs a step early (pack.lua `ahead2_of`): decode 40 x 128 bf16
   -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no
@@ -281,7 +286,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
-  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair,
+  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
 }

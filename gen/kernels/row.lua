@@ -320,7 +320,9 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
   for _, sm in ipairs(sums) do
     if sm.wide and V.wide_vt then wide = true end
   end
-  local nacc = M.nacc(p, wide, dot)
+  -- a table's wide_nacc: the accumulators of a sum list with a wide sum
+  local nacc = (wide and V.wide_nacc) or M.nacc(p, wide, dot)
+  local wn = (wide and V.wide_nacc) or M.NACC
   local function fold(v, add) return M.fold(v, nacc, add) end
   local function emit(s) out[#out + 1] = s end
   -- with `pre`, a sum marked `centred` takes pre's value, the others the
@@ -369,7 +371,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
         end
         if c.I == V and sm.wide and V.wide_vt then
           -- a plain sum kept in double lanes: f32 -> two double halves
-          local a = sm.var .. ((j - 1) % M.NACC + 1)
+          local a = sm.var .. ((j - 1) % wn + 1)
           emit(ind .. a .. "l = " .. V.wide_add(a .. "l", V.wide_lo(sv)) .. ";")
           emit(ind .. a .. "h = " .. V.wide_add(a .. "h", V.wide_hi(sv)) .. ";")
         elseif c.I == V and dot then
@@ -393,7 +395,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
     for _, sm in ipairs(sums) do
       if sm.wide and V.wide_vt then
         local z, names = V.wide_zero(), {}
-        for a = 1, M.NACC do
+        for a = 1, wn do
           names[#names + 1] = sm.var .. a .. "l = " .. z
           names[#names + 1] = sm.var .. a .. "h = " .. z
         end
@@ -417,7 +419,9 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
         local e
         if sm.wide and V.wide_vt then
           local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
-          e = V.wide_hsum(V.wide_add(V.wide_add(pair(1), pair(2)), V.wide_add(pair(3), pair(4))))
+          e = V.wide_hsum(M.fold("", wn, function(a, b)
+            return V.wide_add(a:match("^%d$") and pair(a) or a, b:match("^%d$") and pair(b) or b)
+          end))
         else
           e = AV.acc_hsum(fold(v, AV.acc_add))
         end
