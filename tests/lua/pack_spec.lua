@@ -649,7 +649,8 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))
   end)
 
-  it("stream f32 LayerNorm rows at one offset in the fused realigning form, bf16 ones in the line frame", function()
+  it("stream f32 LayerNorm rows at one offset in the fused realigning form (in pairs), bf16 ones in the line frame",
+    function()
     S.write(dir .. "/lnf.lua", [[
 return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
   { op = "layernorm", name = "f", dim = 4096, dtype = "f32" },
@@ -664,6 +665,12 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(f:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true))
     assert.is_truthy(f:find("(((uintptr_t)xn + 4096) + i * 4 + 0), 0, 3); kgi_ntr_put(&nst, i + 0, ", 1, true))
     assert.is_truthy(b:find(frame, 1, true))
+    -- f32 rows realigned in registers also go two at a time (one stream a
+    -- row of the pair); bf16 ones (kgi_ntw) one at a time
+    assert.is_truthy(f:find("kgi_ntr nst = kgi_ntr_begin(yr), nstb = kgi_ntr_begin(yrb);", 1, true))
+    assert.is_truthy(f:find("(((uintptr_t)xnb + 2048) + i * 4 + 0), 0, 3); kgi_ntr_put(&nstb, i + 0, ", 1, true))
+    assert.is_falsy(b:find("kgi_ntw_begin(yrb)", 1, true))
+    assert.is_truthy(b:find("kgi_ntw nst = kgi_ntw_begin(yr);", 1, true))
   end)
 
   it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
