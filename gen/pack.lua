@@ -267,13 +267,12 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   -- tables marked ln_pair take non-temporal LayerNorm rows of whole
   -- vectors two at a time (nt_rows.c.tpl, ln_row.c.tpl `pair`): aligned
-  -- ones, and f32 ones realigned in registers (AVX-512 4096 x 8192 at
-  -- offset 16 1.23 -> 1.12-1.16 x memcpy; bf16 rows realigned two at a
-  -- time took 1.85 against 1.53 one at a time: bench/RESULTS.md run 42)
+  -- ones, and on tables marked ln_pair_realign those realigned in
+  -- registers too
   if ln_fuse and env.nt_fused and V.ln_pair and env.row_body_nt and #p.rest == 0 then
     env.nt, env.ln_fz, env.pair = true, true, true
     env.row_body_pair = render(dirs, op.row, env)
-    if env.stage_mode == "shift" and k.dtype == "f32" then
+    if env.stage_mode == "shift" and V.ln_pair_realign then
       env.stage = "shift"
       env.row_body_pair_stage = render(dirs, op.row, env)
       env.stage = nil

@@ -85,8 +85,8 @@
 @ -- fz: the sums of row xn into sn, sqn, m1n, with `also` (row.reduce)
 @ -- run after each of its chunks
 @ -- `two`: also the sums of row xnb into snb, sqnb, m1nb, in the same loop
-@ -- (a pair), with the same accumulators as one row's, so the same bits
-@ -- (two a sum measured no faster: 1.06 against 1.05 x memcpy)
+@ -- (a pair), each with the accumulators one row's get (the table's
+@ -- wide_nacc), so the same bits as the rows taken one at a time
 @ local function next_sums(also, two)
 @   local ldn = function(c) return c.I.load(T, "xn", c.off, c.n) end
 @   local sums = { { var = "s2", wide = true, term = sum[1].term },

@@ -21,10 +21,12 @@ local M = {
   -- LayerNorm's streamed rows run in the fused form at every size
   -- (pack.lua `ln_fused`), as on AVX-512 (bench/RESULTS.md run 41)
   ln_fused = true,
-  -- and its aligned non-temporal rows two at a time (pack.lua `ln_pair`):
+  -- and its non-temporal rows two at a time (pack.lua `ln_pair`):
   -- LayerNorm 4096 x 8192 f32 1.19 -> 1.08 x memcpy, bf16 2.26 -> 2.09 on
   -- a Zen 5 core (bench/RESULTS.md run 42)
   ln_pair = true,
+  -- f32 rows realigned in registers too, as on AVX-512 (not timed here)
+  ln_pair_realign = true,
   -- with two accumulators a sum (as on AVX-512): f32 1.05 -> 1.03, bf16
   -- 2.03 -> 1.99 x memcpy (bench/RESULTS.md run 42)
   wide_nacc = 2,

@@ -27,11 +27,15 @@ local M = {
   -- 4096 in L2, f32 0.6 and bf16 0.6 the time of row by row
   -- (bench/RESULTS.md run 41)
   ln_fused = true,
-  -- and its aligned non-temporal rows two at a time, gamma and beta
-  -- loaded once for both (pack.lua `ln_pair`): LayerNorm 4096 x 8192 on a
-  -- Zen 5 core f32 1.22-1.25 -> 1.03-1.05 x memcpy, bf16 1.59 -> 1.45,
-  -- f16 1.94 -> 1.65 (bench/RESULTS.md run 42)
+  -- and its non-temporal rows two at a time, so each line of gamma and
+  -- beta comes from L2 once for both (pack.lua `ln_pair`): LayerNorm 4096
+  -- x 8192 on a Zen 5 core f32 1.22-1.25 -> 1.03-1.05 x memcpy, bf16 1.59
+  -- -> 1.45, f16 1.94 -> 1.65 (bench/RESULTS.md run 42)
   ln_pair = true,
+  -- f32 rows realigned in registers (kgi_ntr) as well: at offset 16 1.23
+  -- -> 1.12-1.16; not copied to the bf16 table, whose rows realigned two
+  -- at a time (kgi_ntw) took 1.85 against 1.53 one at a time (run 42)
+  ln_pair_realign = true,
   -- LayerNorm's sums (a wide one with it) keep two accumulators a sum, not
   -- four (row.reduce): a pair's fit the registers. 4096 x 8192 bf16 1.47
   -- -> 1.35 x memcpy, 768 x 512 bf16 0.98 the time, f32 unchanged

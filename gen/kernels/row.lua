@@ -270,10 +270,12 @@ end
 
 -- Why: the pairwise fold of accumulators <v>1 .. <v><nacc> (1, 2, 4), by
 -- `add`: one tree wherever a row's sum is finished, for the same bits.
+-- v: the accumulators' name prefix, or a function of their index.
 function M.fold(v, nacc, add)
-  if nacc == 1 then return v .. "1" end
-  if nacc == 2 then return add(v .. "1", v .. "2") end
-  return add(add(v .. "1", v .. "2"), add(v .. "3", v .. "4"))
+  local function a(i) return type(v) == "function" and v(i) or v .. i end
+  if nacc == 1 then return a(1) end
+  if nacc == 2 then return add(a(1), a(2)) end
+  return add(add(a(1), a(2)), add(a(3), a(4)))
 end
 
 -- Why: the C code of one or more sums over a row, blocked so that f32
@@ -419,9 +421,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
         local e
         if sm.wide and V.wide_vt then
           local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
-          e = V.wide_hsum(M.fold("", wn, function(a, b)
-            return V.wide_add(a:match("^%d$") and pair(a) or a, b:match("^%d$") and pair(b) or b)
-          end))
+          e = V.wide_hsum(M.fold(pair, wn, V.wide_add))
         else
           e = AV.acc_hsum(fold(v, AV.acc_add))
         end
