@@ -277,6 +277,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
       env.row_body_pair_stage = render(dirs, op.row, env)
       env.stage = nil
     end
+    -- and line-frame rows (x and y one offset into their lines) on tables
+    -- marked ln_pair_frame
+    if env.row_body_frame and V.ln_pair_frame then
+      env.stage = "frame"
+      env.row_body_pair_frame = render(dirs, op.row, env)
+      env.stage = nil
+    end
     env.pair = nil
     env.head = "pair"
     env.pair_head = render(dirs, op.row, env):gsub("%s+$", "")

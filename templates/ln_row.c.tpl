@@ -142,6 +142,48 @@
       if (rstd) rstd[$(ro)] = rs$(b);
       const double mr$(b) = mu$(b) * (double)rs$(b);
 @ end
+@ -- the line frame's value of row b ("" or "b", a pair's second row) at
+@ -- frame offset off, masked by m at the row's ends: the aligned row's
+@ -- operations on the frame's aligned loads (fused: fma(x, rs, -mu*rs))
+@ local function frame_val(off, m, fused, b)
+@   b = b or ""
+@   local xv = V.load(T, "xa" .. b, off, V.W, m)
+@   local v = fused and V.fma(xv, "vr" .. b, "va" .. b) or V.mul(V.sub(xv, "vm"), "vr")
+@   local c = { I = V, off = off, n = V.W }
+@   return V.nt_value(T, V.fma(v, wload(c, frame_w("gamma")), wload(c, frame_w("beta"))))
+@ end
+@ -- a C offset plus n ("i + 96" + 32 -> "i + 128")
+@ local function plus(off, n)
+@   local base, k = tostring(off):match("^(.-) %+ (%d+)$")
+@   if base then return base .. " + " .. util.int(tonumber(k) + n) end
+@   if tonumber(off) then return util.int(tonumber(off) + n) end
+@   return off .. " + " .. util.int(n)
+@ end
+@ -- a pair of line-frame rows (ln_row `pair` with stage "frame"): with the
+@ -- sums chunk c of rows r + 2 and r + 3, frame line c.off + W of rows r
+@ -- and r + 1; the row's last chunk ends row r instead (its tail, with
+@ -- row r + 1's head hdb: one line where rows are end to end) and keeps
+@ -- row r + 1's tail in cv for the next row's head
+@ local function frame_pair_out(c, j)
+@   local F, L, W = V.nt_frame, V.lf, V.W
+@   local off = plus(c.off, W)
+@   local t = {}
+@   for _, b in ipairs({ "", "b" }) do
+@     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, row.PAIR_AHEAD)
+@   end
+@   local both = F.stream("ya + " .. off, frame_val(off, nil, true)) .. " "
+@     .. F.stream("yab + " .. off, frame_val(off, nil, true, "b"))
+@   if j < #p.block then
+@     t[#t + 1] = both
+@     return table.concat(t, " ")
+@   end
+@   t[#t + 1] = "if (" .. off .. " < " .. D .. ") { " .. both .. " } else {"
+@   t[#t + 1] = "const " .. F.vt .. " tl = " .. frame_val(D, L.tail, true) .. ";"
+@   t[#t + 1] = "if (yc) " .. F.stream("yab", F.blend("tl", L.head, "hdb")) .. " else { "
+@     .. F.mstore("ya + " .. D, L.tail, "tl") .. " " .. F.mstore("yab", L.head, "hdb") .. " }"
+@   t[#t + 1] = "cv = " .. frame_val(D, L.tail, true, "b") .. "; }"
+@   return table.concat(t, " ")
+@ end
 @ if head == "pair" then
 @ -- before nt_rows.c.tpl's pair loop: rows 0 and 1's sums
 double sn, sqn, snb = 0.0, sqnb = 0.0;
@@ -179,13 +221,26 @@ $(next_sums(nil))
           const $(V.vt) vr = $(V.set1("rs")), va = $(V.set1("ma"));
           const $(V.vt) vrb = $(V.set1("rsb")), vab = $(V.set1("mab"));
 @ end
-@ if stage == "shift" then
+@ if stage == "frame" then
+@   local F, L = V.nt_frame, V.lf
+          const $(CT) *xa = (const $(CT) *)((uintptr_t)xr - 4 * kd), *xab = (const $(CT) *)((uintptr_t)xrb - 4 * kd);
+          $(CT) *ya = ($(CT) *)((uintptr_t)yr - 4 * kd), *yab = ($(CT) *)((uintptr_t)yrb - 4 * kd);
+          {
+            const $(F.vt) hd = $(frame_val("0", L.head, true));
+            if (cy) $(F.stream("ya", F.blend("cv", L.head, "hd"))) else $(F.mstore("ya", L.head, "hd"))
+          }
+          const $(F.vt) hdb = $(frame_val("0", L.head, true, "b"));
+          $(indent(next_sums(frame_pair_out, true), "          "))
+          if (yc) cy = 1; else { $(F.mstore("yab + " .. D, L.tail, "cv")) cy = 0; }
+@ else
+@   if stage == "shift" then
           $(V.nt_shift) nst = $(V.nt_shift)_begin(yr), nstb = $(V.nt_shift)_begin(yrb);
-@ end
+@   end
           $(indent(next_sums(function(c, j) return out(c, ld(c), j, true, true) .. " " .. out(c, ld(c, "b"), j, true, true, "b") end, true), "          "))
-@ if stage == "shift" then
+@   if stage == "shift" then
           $(V.nt_shift)_end(&nst, $(D));
           $(V.nt_shift)_end(&nstb, $(D));
+@   end
 @ end
           continue;
         }
@@ -252,12 +307,7 @@ float m1n;
 @   local nv, size = p.dim / W, util.BYTES[T]
 @   local half = math.floor(p.dim * size / 2)
 @   local hint = row.PREFETCH_HINT
-@   local function val(off, m)
-@     local xv = V.load(T, "xa", off, W, m)
-@     local v = fused and V.fma(xv, "vr", "va") or V.mul(V.sub(xv, "vm"), "vr")
-@     local c = { I = V, off = off, n = W }
-@     return V.nt_value(T, V.fma(v, wload(c, frame_w("gamma")), wload(c, frame_w("beta"))))
-@   end
+@   local function val(off, m) return frame_val(off, m, fused) end
 @   local function pf(a) return "__builtin_prefetch(xp + " .. a .. ", 0, " .. hint .. ");" end
         {
           const $(F.vt) hd = $(val("0", L.head));

@@ -103,6 +103,50 @@ $(pair_body)
     _mm_sfence();
     return;
 @ end
+@ -- `row_body_pair_frame` (pack.lua, LayerNorm, tables with
+@ -- ln_pair_frame): line-frame rows two at a time, each pair written
+@ -- inside the next pair's sums (ln_row.c.tpl `pair`, stage "frame"); a
+@ -- pair that is not plain, and the last rows, go one at a time through
+@ -- the frame's own row (which takes its own sums), then the next two
+@ -- rows' sums are taken alone
+@ local function frame_pair_loop(pre, fin)
+    $(indent(pair_head, "    "))
+    for (size_t r = 0; r < rows; r += 2) {
+      const $(CT) *xr = x + r * x_stride;
+      $(CT) *yr = y + r * y_stride;
+      const $(CT) *xrb = r + 1 < rows ? xr + x_stride : NULL;
+      $(CT) *yrb = r + 1 < rows ? yr + y_stride : NULL;
+      const $(CT) *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;
+      const $(CT) *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;
+$(row_body_pair_frame)
+      for (size_t r1 = r; r1 < r + 2 && r1 < rows; r1++) {
+        const size_t r = r1;
+        const $(CT) *xr = x + r * x_stride;
+        $(CT) *yr = y + r * y_stride;
+@   if frame_xp then
+        /* the next row (this one on the last), asked for while this one streams out */
+        const char *xp = (const char *)(r + 1 < rows ? xr + x_stride : xr);
+@   end
+        $(pre)
+$(row_body_frame)
+      }
+      if (xnb) {
+        {
+          const $(CT) *xn = xnb;
+          $(indent(pair_sums, "          "))
+        }
+        snb = sn;
+        sqnb = sqn;
+        m1nb = m1n;
+      }
+      if (xn) {
+        $(indent(pair_sums, "        "))
+      }
+    }
+    $(fin)
+    _mm_sfence();
+    return;
+@ end
 @ if row_body_nt then
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
@@ -135,10 +179,15 @@ $(pair_body)
     const int yc = y_stride == $(D);
     $(F.vt) cv = $(F.zero);
     int cy = 0;
-@   loop(row_body_frame, frame_xp, "const " .. CT .. " *xa = (const " .. CT .. " *)((uintptr_t)xr - 4 * kd);\n      "
-@        .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr - 4 * kd);", nil,
-@        "if (cy) " .. F.mstore("(" .. CT .. " *)((uintptr_t)(y + (rows - 1) * y_stride) - 4 * kd) + " .. D,
-@          V.lf.tail, "cv"))
+@   local pre = "const " .. CT .. " *xa = (const " .. CT .. " *)((uintptr_t)xr - 4 * kd);\n      "
+@     .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr - 4 * kd);"
+@   local fin = "if (cy) " .. F.mstore("(" .. CT .. " *)((uintptr_t)(y + (rows - 1) * y_stride) - 4 * kd) + " .. D,
+@     V.lf.tail, "cv")
+@   if row_body_pair_frame then
+@     frame_pair_loop(pre, fin)
+@   else
+@     loop(row_body_frame, frame_xp, pre, nil, fin)
+@   end
   }
 @ end
 @ if row_body_stage and stage_mode == "shift" then

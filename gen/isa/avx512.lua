@@ -293,6 +293,11 @@ local P = {
   nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
+  -- LayerNorm rows in the line frame (x and y one offset into their
+  -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
+  -- offset 16 on a Zen 5 core 1.65-1.71 -> 1.58-1.60 x memcpy (RESULTS
+  -- run 43)
+  ln_pair_frame = true,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 

@@ -649,7 +649,7 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))
   end)
 
-  it("stream f32 LayerNorm rows at one offset in the fused realigning form (in pairs), bf16 ones in the line frame",
+  it("stream f32 LayerNorm rows at one offset in the realigning form, bf16 ones in the line frame (both in pairs)",
     function()
     S.write(dir .. "/lnf.lua", [[
 return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
@@ -671,6 +671,25 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(f:find("(((uintptr_t)xnb + 2048) + i * 4 + 0), 0, 3); kgi_ntr_put(&nstb, i + 0, ", 1, true))
     assert.is_falsy(b:find("kgi_ntw_begin(yrb)", 1, true))
     assert.is_truthy(b:find("kgi_ntw nst = kgi_ntw_begin(yr);", 1, true))
+    -- bf16 rows in the line frame go two at a time (ln_pair_frame): rows r
+    -- and r + 1's frame lines inside the sums of rows r + 2 and r + 3, row
+    -- r's tail ending at the row's last chunk with row r + 1's head (one
+    -- line where rows are end to end), row r + 1's tail carried in cv; a
+    -- pair that is not plain, and the last rows, one at a time through
+    -- the frame's own row
+    local fr = b:sub((b:find(frame, 1, true)))
+    fr = fr:sub(1, fr:find("_mm_sfence();", 1, true))
+    assert.is_truthy(fr:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
+    assert.is_truthy(fr:find("const __m512i hdb = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmh2, xab + 0), "
+      .. "vrb, vab), kgi_v2_ld(fl_gamma + 0), kgi_v2_ld(fl_beta + 0)));", 1, true))
+    assert.is_truthy(fr:find("(((uintptr_t)xnb + 2048) + i * 2 + 0), 0, 3); "
+      .. "_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
+    assert.is_truthy(fr:find("if (i + 128 < 4096) {", 1, true))
+    assert.is_truthy(fr:find("if (yc) _mm512_stream_si512((void *)(yab), _mm512_mask_mov_epi16(tl, kmh2, hdb));",
+      1, true))
+    assert.is_truthy(fr:find("cv = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmt2, xab + 4096), vrb, vab), ",
+      1, true))
+    assert.is_truthy(fr:find("for (size_t r1 = r; r1 < r + 2 && r1 < rows; r1++) {", 1, true))
   end)
 
   it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
