@@ -295,7 +295,7 @@ local P = {
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
   -- LayerNorm rows in the line frame (x and y one offset into their
   -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
-  -- offset 16 on a Zen 5 core 1.65-1.71 -> 1.58-1.60 x memcpy (RESULTS
+  -- offset 16 on a Zen 5 core 1.67-1.72 -> 1.54-1.57 x memcpy (RESULTS
   -- run 43)
   ln_pair_frame = true,
 }
