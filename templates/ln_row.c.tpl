@@ -231,7 +231,7 @@ $(next_sums(nil))
           }
           const $(F.vt) hdb = $(frame_val("0", L.head, true, "b"));
           $(indent(next_sums(frame_pair_out, true), "          "))
-          if (yc) cy = 1; else { $(F.mstore("yab + " .. D, L.tail, "cv")) cy = 0; }
+          if (yc) cy = 1; else $(F.mstore("yab + " .. D, L.tail, "cv"))
 @ else
 @   if stage == "shift" then
           $(V.nt_shift) nst = $(V.nt_shift)_begin(yr), nstb = $(V.nt_shift)_begin(yrb);

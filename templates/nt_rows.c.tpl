@@ -46,11 +46,44 @@ $(body)
 @ end
 @ -- `row_body_pair` (pack.lua, LayerNorm): the rows two at a time, each
 @ -- pair written inside the next pair's sums (ln_row.c.tpl `pair`;
-@ -- row_body_pair_stage realigned in registers); a pair that is not
-@ -- plain, and the last rows, go one row at a time through the fused row
-@ -- `single` (its `continue` ends a do-while, skipping `post` as in
-@ -- loop), then the next two rows' sums are taken alone (pair_sums)
-@ local function pair_loop(pair_body, single, pre, post)
+@ -- row_body_pair_stage realigned in registers, row_body_pair_frame in
+@ -- the line frame); a pair that is not plain, and the last rows, go one
+@ -- row at a time (`alone`, which emits that code), then the next two
+@ -- rows' sums are taken alone (pair_sums)
+@ local function pair_loop(pair_body, alone, fin)
+    $(indent(pair_head, "    "))
+    for (size_t r = 0; r < rows; r += 2) {
+      const $(CT) *xr = x + r * x_stride;
+      $(CT) *yr = y + r * y_stride;
+      const $(CT) *xrb = r + 1 < rows ? xr + x_stride : NULL;
+      $(CT) *yrb = r + 1 < rows ? yr + y_stride : NULL;
+      const $(CT) *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;
+      const $(CT) *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;
+$(pair_body)
+@   alone()
+      if (xnb) {
+        {
+          const $(CT) *xn = xnb;
+          $(indent(pair_sums, "          "))
+        }
+        snb = sn;
+        sqnb = sqn;
+        m1nb = m1n;
+      }
+      if (xn) {
+        $(indent(pair_sums, "        "))
+      }
+    }
+@   if fin then
+    $(fin)
+@   end
+    _mm_sfence();
+    return;
+@ end
+@ -- a pair's rows one at a time through the fused row `single` (its
+@ -- `continue` ends a do-while, skipping `post` as in loop), each on the
+@ -- sums the pair loop carried for it
+@ local function fused_alone(single, pre, post)
 @   local function one()
           do {
 @     if pre then
@@ -62,15 +95,6 @@ $(single)
 @     end
           } while (0);
 @   end
-    $(indent(pair_head, "    "))
-    for (size_t r = 0; r < rows; r += 2) {
-      const $(CT) *xr = x + r * x_stride;
-      $(CT) *yr = y + r * y_stride;
-      const $(CT) *xrb = r + 1 < rows ? xr + x_stride : NULL;
-      $(CT) *yrb = r + 1 < rows ? yr + y_stride : NULL;
-      const $(CT) *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;
-      const $(CT) *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;
-$(pair_body)
       {
         const $(CT) *xn = NULL;
 @   one()
@@ -87,38 +111,10 @@ $(pair_body)
 @   one()
         }
       }
-      if (xnb) {
-        {
-          const $(CT) *xn = xnb;
-          $(indent(pair_sums, "          "))
-        }
-        snb = sn;
-        sqnb = sqn;
-        m1nb = m1n;
-      }
-      if (xn) {
-        $(indent(pair_sums, "        "))
-      }
-    }
-    _mm_sfence();
-    return;
 @ end
-@ -- `row_body_pair_frame` (pack.lua, LayerNorm, tables with
-@ -- ln_pair_frame): line-frame rows two at a time, each pair written
-@ -- inside the next pair's sums (ln_row.c.tpl `pair`, stage "frame"); a
-@ -- pair that is not plain, and the last rows, go one at a time through
-@ -- the frame's own row (which takes its own sums), then the next two
-@ -- rows' sums are taken alone
-@ local function frame_pair_loop(pre, fin)
-    $(indent(pair_head, "    "))
-    for (size_t r = 0; r < rows; r += 2) {
-      const $(CT) *xr = x + r * x_stride;
-      $(CT) *yr = y + r * y_stride;
-      const $(CT) *xrb = r + 1 < rows ? xr + x_stride : NULL;
-      $(CT) *yrb = r + 1 < rows ? yr + y_stride : NULL;
-      const $(CT) *xn = r + 2 < rows ? xr + 2 * x_stride : NULL;
-      const $(CT) *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;
-$(row_body_pair_frame)
+@ -- a pair's rows one at a time through the line frame's own row (which
+@ -- takes its own sums; its `continue` ends that row)
+@ local function frame_alone(pre)
       for (size_t r1 = r; r1 < r + 2 && r1 < rows; r1++) {
         const size_t r = r1;
         const $(CT) *xr = x + r * x_stride;
@@ -130,29 +126,13 @@ $(row_body_pair_frame)
         $(pre)
 $(row_body_frame)
       }
-      if (xnb) {
-        {
-          const $(CT) *xn = xnb;
-          $(indent(pair_sums, "          "))
-        }
-        snb = sn;
-        sqnb = sqn;
-        m1nb = m1n;
-      }
-      if (xn) {
-        $(indent(pair_sums, "        "))
-      }
-    }
-    $(fin)
-    _mm_sfence();
-    return;
 @ end
 @ if row_body_nt then
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
 @   if row_body_pair then
-@     pair_loop(row_body_pair, row_body_nt)
+@     pair_loop(row_body_pair, function() fused_alone(row_body_nt) end)
 @   else
 @     loop(row_body_nt, nt_xp, nil, nil, nil, nt_fused)
 @   end
@@ -184,7 +164,7 @@ $(row_body_frame)
 @   local fin = "if (cy) " .. F.mstore("(" .. CT .. " *)((uintptr_t)(y + (rows - 1) * y_stride) - 4 * kd) + " .. D,
 @     V.lf.tail, "cv")
 @   if row_body_pair_frame then
-@     frame_pair_loop(pre, fin)
+@     pair_loop(row_body_pair_frame, function() frame_alone(pre) end, fin)
 @   else
 @     loop(row_body_frame, frame_xp, pre, nil, fin)
 @   end
@@ -195,7 +175,7 @@ $(row_body_frame)
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
 @   local pre = V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);"
 @   if row_body_pair_stage then
-@     pair_loop(row_body_pair_stage, row_body_stage, pre, stage_post)
+@     pair_loop(row_body_pair_stage, function() fused_alone(row_body_stage, pre, stage_post) end)
 @   else
 @     loop(row_body_stage, stage_xp, pre, stage_post, nil, nt_fused)
 @   end
