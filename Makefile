@@ -90,9 +90,11 @@ test-kernels: $(BUILD)/test_kernels
 
 # Why: the non-temporal row path (outputs >= 16 MiB, with the next row's
 # prefetch) is reached by no test-sized call; the same suite built with a
-# 1-byte limit sends every aligned out-of-place RMSNorm/LayerNorm call there.
+# 1-byte limit sends every aligned out-of-place RMSNorm/LayerNorm call there,
+# and with a 2-row limit for the aligned copy of weights off line alignment
+# (KG_WALIGN_ROWS) KT-LINES' 5-row calls take that copy.
 $(BUILD)/test_kernels_nt: $(KT_SRC) $(wildcard tests/*.h) $(OUT)/kgt/kgt.h | $(BUILD)
-	$(CC) $(CSTD) $(CFLAGS) $(WARN) -DKG_NT_BYTES=1 -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) $(KT_SRC) \
+	$(CC) $(CSTD) $(CFLAGS) $(WARN) -DKG_NT_BYTES=1 -DKG_WALIGN_ROWS=2 -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) $(KT_SRC) \
 	  $(OUT)/kgt/*.c $(CHECK_LIBS) -lm -o $@
 
 test-kernels-nt: $(BUILD)/test_kernels_nt

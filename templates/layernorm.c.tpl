@@ -6,6 +6,9 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
     float *mean, float *rstd)
 {
   if (rows == 0) return; /* touch nothing, not even the weights */
+@ for _, line in ipairs(walign_code) do
+  $(line)
+@ end
 @ if stage_code ~= "" then
   $(stage_code)
 @ end

@@ -21,6 +21,9 @@ $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const
 @   end
   $(indent(lf_text, "  "))
 @ else
+@ for _, line in ipairs(walign_code) do
+  $(line)
+@ end
 @ if stage_code ~= "" then
   $(stage_code)
 @ end

@@ -22,6 +22,9 @@ local M = {
   -- core RMSNorm 4096 x 8192 f32 0.80 and bf16 0.84 the time of the
   -- two-pass rows (bench/RESULTS.md run 41)
   nt_fused = true,
+  -- weights off cache-line alignment that rows read from memory are
+  -- copied once per call to aligned stack arrays (pack.lua walign_code)
+  walign = true,
   -- LayerNorm's streamed rows (not only those that stream out) run in the
   -- fused form too (pack.lua `ln_fused`): on a Zen 5 core, 16 rows of
   -- 4096 in L2, f32 0.6 and bf16 0.6 the time of row by row
@@ -290,7 +293,7 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
-  nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
+  walign = M.walign, nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
   -- LayerNorm rows in the line frame (x and y one offset into their

@@ -4,6 +4,7 @@ return {
   op = "layernorm",
   live = 3,                       -- x, gamma and beta kept in registers
   nt_stores = true,               -- out of place: may bypass the caches
+  walign = true,                  -- misaligned weights copied once per call (pack.lua)
   fused_sums = true,              -- streamed rows: output inside the next row's sums (ln_row.c.tpl)
   frame_rows = true,              -- and stream x and y's shared line frame (ln_row.c.tpl)
   staged_w = { { w = "gamma" }, { w = "beta" } }, -- 16-bit: staged once per call (pack.lua)

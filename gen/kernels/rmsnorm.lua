@@ -4,6 +4,7 @@ return {
   op = "rmsnorm",
   live = 2,                       -- x and w kept in registers
   nt_stores = true,               -- out of place: may bypass the caches
+  walign = true,                  -- misaligned weights copied once per call (pack.lua)
   fuse_rows = true,               -- wide rows: next row's sum in this row's pass 2
   dot_twin = true,                -- AVX512_BF16 sums where a table has them
   lines_rows = true,              -- rows off line alignment: kernels/lines.lua

@@ -692,6 +692,41 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(fr:find("for (size_t r1 = r; r1 < r + 2 && r1 < rows; r1++) {", 1, true))
   end)
 
+  it("copy weights off line alignment once per call where rows read them from memory (AVX-512)", function()
+    S.write(dir .. "/wa.lua", [[
+return { name = "wa", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "f8k", dim = 8192, dtype = "f32" },
+  { op = "rmsnorm", name = "b8k", dim = 8192, dtype = "bf16" },
+  { op = "rmsnorm", name = "b1k", dim = 1024, dtype = "bf16" },
+  { op = "rmsnorm", name = "f64", dim = 64, dtype = "f32" },
+  { op = "layernorm", name = "l8k", dim = 8192, dtype = "f32" },
+  { op = "layernorm", name = "l16k", dim = 16384, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/wa.lua", dir)
+    local c = S.read(dir .. "/wa/wa_avx512.c")
+    assert.is_truthy(c:find("#define KG_WALIGN_ROWS 8", 1, true))
+    local f = body(c, "wa_f8k_avx512")
+    assert.is_truthy(f:find("float wa_w[8192] __attribute__((aligned(64)));\n"
+      .. "  if (rows >= KG_WALIGN_ROWS && (((uintptr_t)w) & 63)) {\n"
+      .. "    memcpy(wa_w, w, sizeof wa_w);\n    w = wa_w;\n  }", 1, true))
+    -- after the empty call's return, before any row
+    assert.is_truthy(f:find("return;", 1, true) < f:find("wa_w", 1, true))
+    assert.is_truthy(f:find("wa_w", 1, true) < f:find("KG_USE_NT(", 1, true))
+    -- the AVX512_BF16 twin too
+    assert.is_truthy(body(c, "wa_b8k_avx512_bf16dot"):find("kg_bf16 wa_w[8192]", 1, true))
+    -- both of LayerNorm's (64 KiB), none past that
+    local l = body(c, "wa_l8k_avx512")
+    assert.is_truthy(l:find("if (rows >= KG_WALIGN_ROWS && (((uintptr_t)gamma | (uintptr_t)beta) & 63)) {", 1, true))
+    assert.is_falsy(body(c, "wa_l16k_avx512"):find("wa_gamma", 1, true))
+    -- not for weights staged split (16-bit rows up to 1024) or held in registers
+    assert.is_falsy(body(c, "wa_b1k_avx512"):find("wa_w", 1, true))
+    assert.is_falsy(body(c, "wa_f64_avx512"):find("wa_w", 1, true))
+    -- nor on other tables
+    assert.is_falsy(S.read(dir .. "/wa/wa_avx2.c"):find("wa_w", 1, true))
+    assert.is_falsy(S.read(dir .. "/wa/wa_scalar.c"):find("wa_w", 1, true))
+  end)
+
   it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
     S.write(dir .. "/lr.lua", [[
 return { name = "lr", isa = { "scalar", "avx2", "avx512" }, kernels = {
