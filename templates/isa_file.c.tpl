@@ -73,6 +73,7 @@
 #define KG_USE_NT_STAGED(y, ys, rows, x) \
   ((rows) * (ys) * sizeof(*(y)) >= KG_NT_BYTES && (const void *)(y) != (const void *)(x))
 
+@ if I.walign then
 /* Calls of at least this many rows copy weights that are off cache-line
  * alignment to aligned stack arrays first (override with
  * -DKG_WALIGN_ROWS=...; see pack.lua walign_code). */
@@ -80,6 +81,7 @@
 #define KG_WALIGN_ROWS 8
 #endif
 
+@ end
 $(prelude)
 @ for _, body in ipairs(bodies) do
 $(body)
