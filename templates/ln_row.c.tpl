@@ -35,8 +35,9 @@
 @ local fz = ln_fz and not p.in_regs and stage ~= "frame"
 @ -- fused: fma(x, rs, -mu*rs) (one op less); else (x - mf) * rs;
 @ -- `ahead`: this output goes with the sums of xn (fz); b: "" for row r,
-@ -- "b" for row r + 1 of a pair (its names end in b)
-@ local function out(c, xv, i, fused, ahead, b)
+@ -- "b" for row r + 1 of a pair (its names end in b); gv, bv: gamma and
+@ -- beta already loaded (a pair's, shared by its two rows)
+@ local function out(c, xv, i, fused, ahead, b, gv, bv)
 @   b = b or ""
 @   local vr = ((c.I == V) and "vr" or "rs") .. b
 @   local v
@@ -45,7 +46,7 @@
 @   else
 @     v = c.I.mul(c.I.sub(xv, ((c.I == V) and "vm" or "mf") .. b), vr)
 @   end
-@   v = c.I.fma(v, gam(c, i), bet(c, i))
+@   v = c.I.fma(v, gv or gam(c, i), bv or bet(c, i))
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
@@ -145,12 +146,22 @@
 @ -- the line frame's value of row b ("" or "b", a pair's second row) at
 @ -- frame offset off, masked by m at the row's ends: the aligned row's
 @ -- operations on the frame's aligned loads (fused: fma(x, rs, -mu*rs))
-@ local function frame_val(off, m, fused, b)
+@ local function frame_val(off, m, fused, b, gv, bv)
 @   b = b or ""
 @   local xv = V.load(T, "xa" .. b, off, V.W, m)
 @   local v = fused and V.fma(xv, "vr" .. b, "va" .. b) or V.mul(V.sub(xv, "vm"), "vr")
 @   local c = { I = V, off = off, n = V.W }
-@   return V.nt_value(T, V.fma(v, wload(c, frame_w("gamma")), wload(c, frame_w("beta"))))
+@   return V.nt_value(T, V.fma(v, gv or wload(c, frame_w("gamma")), bv or wload(c, frame_w("beta"))))
+@ end
+@ -- a pair's two outputs at chunk c with gamma and beta loaded (and, for
+@ -- 16-bit rows, split) once for both: the compiler may not reuse the
+@ -- first row's loads past its store to y (y could be gamma), and redid
+@ -- the split: LayerNorm 4096 x 8192 bf16 AVX-512 on a Zen 5 core
+@ -- 1.34-1.41 -> 1.23-1.27 x memcpy (bench/RESULTS.md run 44).  both(gv, bv)
+@ -- gives the two outputs' code
+@ local function shared_w(c, gsrc, bsrc, both)
+@   return "{ const " .. c.I.vt .. " gq = " .. wload(c, gsrc) .. ", bq = " .. wload(c, bsrc) .. "; "
+@     .. both("gq", "bq") .. " }"
 @ end
 @ -- a C offset plus n ("i + 96" + 32 -> "i + 128")
 @ local function plus(off, n)
@@ -171,8 +182,10 @@
 @   for _, b in ipairs({ "", "b" }) do
 @     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, row.PAIR_AHEAD)
 @   end
-@   local both = F.stream("ya + " .. off, frame_val(off, nil, true)) .. " "
-@     .. F.stream("yab + " .. off, frame_val(off, nil, true, "b"))
+@   local both = shared_w({ I = V, off = off, n = W }, frame_w("gamma"), frame_w("beta"), function(g, be)
+@     return F.stream("ya + " .. off, frame_val(off, nil, true, "", g, be)) .. " "
+@       .. F.stream("yab + " .. off, frame_val(off, nil, true, "b", g, be))
+@   end)
 @   if j < #p.block then
 @     t[#t + 1] = both
 @     return table.concat(t, " ")
@@ -236,7 +249,14 @@ $(next_sums(nil))
 @   if stage == "shift" then
           $(V.nt_shift) nst = $(V.nt_shift)_begin(yr), nstb = $(V.nt_shift)_begin(yrb);
 @   end
-          $(indent(next_sums(function(c, j) return out(c, ld(c), j, true, true) .. " " .. out(c, ld(c, "b"), j, true, true, "b") end, true), "          "))
+@   local function pair_out(c, j)
+@     local function both(g, be)
+@       return out(c, ld(c), j, true, true, "", g, be) .. " " .. out(c, ld(c, "b"), j, true, true, "b", g, be)
+@     end
+@     if p.hoist_w then return both() end
+@     return shared_w(c, "gamma", "beta", both)
+@   end
+          $(indent(next_sums(pair_out, true), "          "))
 @   if stage == "shift" then
           $(V.nt_shift)_end(&nst, $(D));
           $(V.nt_shift)_end(&nstb, $(D));

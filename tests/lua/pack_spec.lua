@@ -683,7 +683,16 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(fr:find("const __m512i hdb = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmh2, xab + 0), "
       .. "vrb, vab), kgi_v2_ld(fl_gamma + 0), kgi_v2_ld(fl_beta + 0)));", 1, true))
     assert.is_truthy(fr:find("(((uintptr_t)xnb + 2048) + i * 2 + 0), 0, 3); "
+      .. "{ const kgi_v2 gq = kgi_v2_ld(fl_gamma + i + 32), bq = kgi_v2_ld(fl_beta + i + 32); "
       .. "_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
+    -- a pair's gamma and beta are loaded (and split) once for both rows:
+    -- aligned, realigned and line-frame pairs
+    assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_ld(gamma + i + 0), bq = kgi_v2_ld(beta + i + 0); ", 1, true))
+    assert.is_truthy(b:find("_mm512_stream_si512((void *)(yrb + i + 0), kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma("
+      .. "kgi_v2_ld(xrb + i + 0), vrb, vab), gq, bq))); }", 1, true))
+    assert.is_truthy(f:find("kgi_ntr_put(&nstb, i + 0, _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xrb + i + 0), "
+      .. "vrb, vab), gq, bq)); }", 1, true))
+    assert.is_truthy(fr:find("kgi_v2_ld(xab + i + 32), vrb, vab), gq, bq))); }", 1, true))
     assert.is_truthy(fr:find("if (i + 128 < 4096) {", 1, true))
     assert.is_truthy(fr:find("if (yc) _mm512_stream_si512((void *)(yab), _mm512_mask_mov_epi16(tl, kmh2, hdb));",
       1, true))
