@@ -94,7 +94,7 @@ local HM_PF_BYTES = 4096
 -- Longest row whose weights are staged per call (V.stage): 4 KiB of stack.
 local STAGE_MAX = 1024
 -- Most stack (bytes, all of a kernel's weights together) that the aligned
--- copy of weights off cache-line alignment may take (env.walign_code).
+-- copy of weights off cache-line alignment may take (env.walign).
 local WALIGN_MAX = 65536
 -- Longest output row (bytes) that large out-of-place calls with y off
 -- cache-line alignment compute into an aligned stack row and stream out
@@ -166,28 +166,36 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- marked walign (RMSNorm, LayerNorm) up to WALIGN_MAX bytes of them:
   -- their split loads, one stream among x's, cost RMSNorm 4096 x 8192 f32
   -- with x 16 bytes into a line 1.18x the time, LayerNorm bf16 aligned
-  -- with gamma and beta 32 bytes in 1.15x (bench/RESULTS.md run 44)
+  -- with gamma and beta 32 bytes in 1.15x (bench/RESULTS.md run 44).
+  -- The arrays live in a helper of their own (<sym>_wa, which calls the
+  -- kernel again with them): in the kernel's frame they cost RMSNorm
+  -- 1024 x 64 f32 6 % with aligned weights (run 44)
   local wa = {}
   if V.walign and op.walign and not p.hoist_w then
     for _, rv in ipairs(op.staged_w or { { w = "w" } }) do
       if not staged[rv.w] then wa[#wa + 1] = rv.w end
     end
   end
-  local wa_lines = {}
   if #wa > 0 and #wa * k.dim * util.BYTES[k.dtype] <= WALIGN_MAX then
-    local any = {}
+    local any, body, args, wargs = {}, {}, {}, {}
+    local copied = {}
     for _, w in ipairs(wa) do
-      wa_lines[#wa_lines + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
+      body[#body + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
       any[#any + 1] = "(uintptr_t)" .. w
+      copied[w] = true
     end
-    wa_lines[#wa_lines + 1] = string.format("if (rows >= KG_WALIGN_ROWS && ((%s) & 63)) {", table.concat(any, " | "))
     for _, w in ipairs(wa) do
-      wa_lines[#wa_lines + 1] = string.format("  memcpy(wa_%s, %s, sizeof wa_%s);", w, w, w)
-      wa_lines[#wa_lines + 1] = string.format("  %s = wa_%s;", w, w)
+      body[#body + 1] = string.format("memcpy(wa_%s, %s, sizeof wa_%s);", w, w, w)
     end
-    wa_lines[#wa_lines + 1] = "}"
+    for _, prm in ipairs(op.params) do
+      args[#args + 1] = prm[2]
+      wargs[#wargs + 1] = copied[prm[2]] and "wa_" .. prm[2] or prm[2]
+    end
+    env.walign = {
+      cond = string.format("rows >= KG_WALIGN_ROWS && ((%s) & 63)", table.concat(any, " | ")),
+      body = body, args = table.concat(args, ", "), wargs = table.concat(wargs, ", "),
+    }
   end
-  env.walign_code = wa_lines
   env.wload = function(c, ptr)
     ptr = ptr or "w"
     if staged[ptr] and c.I == V then return V.load_staged(staged[ptr], c.off) end

@@ -1,4 +1,10 @@
 $(slow_fn)
+@ if walign then
+/* the helper for weights off cache-line alignment, after the kernel */
+static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride,
+    const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
+    float *mean, float *rstd);
+@ end
 /* $(sym): LayerNorm of `rows` rows of $(D) $(T) elements,
  * y = gamma * (x - mean) / sqrt(var + $(util.f32(k.eps))) + beta. */
 $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
@@ -6,8 +12,11 @@ $(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride,
     float *mean, float *rstd)
 {
   if (rows == 0) return; /* touch nothing, not even the weights */
-@ for _, line in ipairs(walign_code) do
-  $(line)
+@ if walign then
+  if ($(walign.cond)) {
+    $(sym)_wa($(walign.args));
+    return;
+  }
 @ end
 @ if stage_code ~= "" then
   $(stage_code)
@@ -36,3 +45,18 @@ $(row_body)
   }
 @ end
 }
+@ if walign then
+
+/* Why: weights off cache-line alignment are copied once to aligned stack
+ * arrays and the kernel runs on those (pack.lua walign; the arrays in a
+ * frame of their own, not the kernel's). */
+static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride,
+    const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
+    float *mean, float *rstd)
+{
+@ for _, line in ipairs(walign.body) do
+  $(line)
+@ end
+  $(sym)($(walign.wargs));
+}
+@ end

@@ -1,4 +1,9 @@
 $(slow_fn)
+@ if walign and not lf then
+/* the helper for weights off cache-line alignment, after the kernel */
+static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
+    $(CT) *y, size_t y_stride, float *rstd);
+@ end
 /* $(sym): RMSNorm of `rows` rows of $(D) $(T) elements,
  * y = x / sqrt(mean(x^2) + $(util.f32(k.eps))) * (w + $(util.f32(k.weight_offset))), rounding "$(k.rounding)". */
 $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
@@ -21,8 +26,11 @@ $(linkage)$(attr)void $(sym)(size_t rows, const $(CT) *x, size_t x_stride, const
 @   end
   $(indent(lf_text, "  "))
 @ else
-@ for _, line in ipairs(walign_code) do
-  $(line)
+@ if walign then
+  if ($(walign.cond)) {
+    $(sym)_wa($(walign.args));
+    return;
+  }
 @ end
 @ if stage_code ~= "" then
   $(stage_code)
@@ -57,3 +65,17 @@ $(row_body)
 @ end
 @ end
 }
+@ if walign and not lf then
+
+/* Why: weights off cache-line alignment are copied once to aligned stack
+ * arrays and the kernel runs on those (pack.lua walign; the arrays in a
+ * frame of their own, not the kernel's). */
+static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
+    $(CT) *y, size_t y_stride, float *rstd)
+{
+@ for _, line in ipairs(walign.body) do
+  $(line)
+@ end
+  $(sym)($(walign.wargs));
+}
+@ end

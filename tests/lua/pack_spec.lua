@@ -715,25 +715,37 @@ return { name = "wa", isa = { "scalar", "avx2", "avx512" }, kernels = {
     gen(dir .. "/wa.lua", dir)
     local c = S.read(dir .. "/wa/wa_avx512.c")
     assert.is_truthy(c:find("#define KG_WALIGN_ROWS 8", 1, true))
+    -- the kernel hands such calls to its helper <sym>_wa after the empty
+    -- call's return, before any row
     local f = body(c, "wa_f8k_avx512")
-    assert.is_truthy(f:find("float wa_w[8192] __attribute__((aligned(64)));\n"
-      .. "  if (rows >= KG_WALIGN_ROWS && (((uintptr_t)w) & 63)) {\n"
-      .. "    memcpy(wa_w, w, sizeof wa_w);\n    w = wa_w;\n  }", 1, true))
-    -- after the empty call's return, before any row
-    assert.is_truthy(f:find("return;", 1, true) < f:find("wa_w", 1, true))
-    assert.is_truthy(f:find("wa_w", 1, true) < f:find("KG_USE_NT(", 1, true))
+    local call = "  if (rows >= KG_WALIGN_ROWS && (((uintptr_t)w) & 63)) {\n"
+      .. "    wa_f8k_avx512_wa(rows, x, x_stride, w, y, y_stride, rstd);\n    return;\n  }"
+    assert.is_truthy(f:find(call, 1, true))
+    assert.is_truthy(f:find("return;", 1, true) < f:find(call, 1, true))
+    assert.is_truthy(f:find(call, 1, true) < f:find("KG_USE_NT(", 1, true))
+    -- which copies them and calls the kernel on the copies; its frame
+    -- holds the arrays, the kernel's does not
+    assert.is_truthy(c:find("void wa_f8k_avx512_wa(size_t rows, const float *x, size_t x_stride, const float *w,\n"
+      .. "    float *y, size_t y_stride, float *rstd)\n{\n"
+      .. "  float wa_w[8192] __attribute__((aligned(64)));\n"
+      .. "  memcpy(wa_w, w, sizeof wa_w);\n"
+      .. "  wa_f8k_avx512(rows, x, x_stride, wa_w, y, y_stride, rstd);\n}", 1, true))
+    assert.is_falsy(f:find("wa_w[", 1, true))
     -- the AVX512_BF16 twin too
-    assert.is_truthy(body(c, "wa_b8k_avx512_bf16dot"):find("kg_bf16 wa_w[8192]", 1, true))
+    assert.is_truthy(c:find("rstd)\n{\n  kg_bf16 wa_w[8192] __attribute__((aligned(64)));\n"
+      .. "  memcpy(wa_w, w, sizeof wa_w);\n  wa_b8k_avx512_bf16dot(rows, x, x_stride, wa_w, ", 1, true))
     -- both of LayerNorm's (64 KiB), none past that
-    local l = body(c, "wa_l8k_avx512")
-    assert.is_truthy(l:find("if (rows >= KG_WALIGN_ROWS && (((uintptr_t)gamma | (uintptr_t)beta) & 63)) {", 1, true))
-    assert.is_falsy(body(c, "wa_l16k_avx512"):find("wa_gamma", 1, true))
+    assert.is_truthy(body(c, "wa_l8k_avx512"):find("if (rows >= KG_WALIGN_ROWS && "
+      .. "(((uintptr_t)gamma | (uintptr_t)beta) & 63)) {", 1, true))
+    assert.is_truthy(c:find("  wa_l8k_avx512(rows, x, x_stride, wa_gamma, wa_beta, "
+      .. "y, y_stride, mean, rstd);", 1, true))
+    assert.is_falsy(c:find("wa_l16k_avx512_wa", 1, true))
     -- not for weights staged split (16-bit rows up to 1024) or held in registers
-    assert.is_falsy(body(c, "wa_b1k_avx512"):find("wa_w", 1, true))
-    assert.is_falsy(body(c, "wa_f64_avx512"):find("wa_w", 1, true))
+    assert.is_falsy(c:find("wa_b1k_avx512_wa", 1, true))
+    assert.is_falsy(c:find("wa_f64_avx512_wa", 1, true))
     -- nor on other tables
-    assert.is_falsy(S.read(dir .. "/wa/wa_avx2.c"):find("wa_w", 1, true))
-    assert.is_falsy(S.read(dir .. "/wa/wa_scalar.c"):find("wa_w", 1, true))
+    assert.is_falsy(S.read(dir .. "/wa/wa_avx2.c"):find("_wa(", 1, true))
+    assert.is_falsy(S.read(dir .. "/wa/wa_scalar.c"):find("_wa(", 1, true))
   end)
 
   it("give AVX-512 streamed RMSNorm rows of whole lines up to 4 KiB a line-frame twin", function()
