@@ -177,23 +177,19 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     end
   end
   if #wa > 0 and #wa * k.dim * util.BYTES[k.dtype] <= WALIGN_MAX then
-    local any, body, args, wargs = {}, {}, {}, {}
-    local copied = {}
+    local typed, names = signature(k)
+    local any, decls, copies, wargs = {}, {}, {}, ", " .. names .. ","
     for _, w in ipairs(wa) do
-      body[#body + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
       any[#any + 1] = "(uintptr_t)" .. w
-      copied[w] = true
+      decls[#decls + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
+      copies[#copies + 1] = string.format("memcpy(wa_%s, %s, sizeof wa_%s);", w, w, w)
+      wargs = wargs:gsub(", " .. w .. ",", ", wa_" .. w .. ",")
     end
-    for _, w in ipairs(wa) do
-      body[#body + 1] = string.format("memcpy(wa_%s, %s, sizeof wa_%s);", w, w, w)
-    end
-    for _, prm in ipairs(op.params) do
-      args[#args + 1] = prm[2]
-      wargs[#wargs + 1] = copied[prm[2]] and "wa_" .. prm[2] or prm[2]
-    end
+    for _, line in ipairs(copies) do decls[#decls + 1] = line end
+    -- the helper's parameters, the kernel's call to it, its call back
     env.walign = {
       cond = string.format("rows >= KG_WALIGN_ROWS && ((%s) & 63)", table.concat(any, " | ")),
-      body = body, args = table.concat(args, ", "), wargs = table.concat(wargs, ", "),
+      body = decls, typed = typed, args = names, wargs = wargs:sub(3, -2),
     }
   end
   env.wload = function(c, ptr)

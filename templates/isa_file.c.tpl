@@ -76,7 +76,7 @@
 @ if I.walign then
 /* Calls of at least this many rows copy weights that are off cache-line
  * alignment to aligned stack arrays first (override with
- * -DKG_WALIGN_ROWS=...; see pack.lua walign_code). */
+ * -DKG_WALIGN_ROWS=...; see pack.lua walign). */
 #ifndef KG_WALIGN_ROWS
 #define KG_WALIGN_ROWS 8
 #endif

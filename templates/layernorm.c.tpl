@@ -1,9 +1,7 @@
 $(slow_fn)
 @ if walign then
 /* the helper for weights off cache-line alignment, after the kernel */
-static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride,
-    const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
-    float *mean, float *rstd);
+static KG_NOINLINE $(attr)void $(sym)_wa($(walign.typed));
 @ end
 /* $(sym): LayerNorm of `rows` rows of $(D) $(T) elements,
  * y = gamma * (x - mean) / sqrt(var + $(util.f32(k.eps))) + beta. */
@@ -50,9 +48,7 @@ $(row_body)
 /* Why: weights off cache-line alignment are copied once to aligned stack
  * arrays and the kernel runs on those (pack.lua walign; the arrays in a
  * frame of their own, not the kernel's). */
-static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride,
-    const $(CT) *gamma, const $(CT) *beta, $(CT) *y, size_t y_stride,
-    float *mean, float *rstd)
+static KG_NOINLINE $(attr)void $(sym)_wa($(walign.typed))
 {
 @ for _, line in ipairs(walign.body) do
   $(line)

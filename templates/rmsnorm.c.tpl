@@ -1,8 +1,7 @@
 $(slow_fn)
 @ if walign and not lf then
 /* the helper for weights off cache-line alignment, after the kernel */
-static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
-    $(CT) *y, size_t y_stride, float *rstd);
+static KG_NOINLINE $(attr)void $(sym)_wa($(walign.typed));
 @ end
 /* $(sym): RMSNorm of `rows` rows of $(D) $(T) elements,
  * y = x / sqrt(mean(x^2) + $(util.f32(k.eps))) * (w + $(util.f32(k.weight_offset))), rounding "$(k.rounding)". */
@@ -70,8 +69,7 @@ $(row_body)
 /* Why: weights off cache-line alignment are copied once to aligned stack
  * arrays and the kernel runs on those (pack.lua walign; the arrays in a
  * frame of their own, not the kernel's). */
-static KG_NOINLINE $(attr)void $(sym)_wa(size_t rows, const $(CT) *x, size_t x_stride, const $(CT) *w,
-    $(CT) *y, size_t y_stride, float *rstd)
+static KG_NOINLINE $(attr)void $(sym)_wa($(walign.typed))
 {
 @ for _, line in ipairs(walign.body) do
   $(line)

@@ -23,7 +23,7 @@ local M = {
   -- two-pass rows (bench/RESULTS.md run 41)
   nt_fused = true,
   -- weights off cache-line alignment that rows read from memory are
-  -- copied once per call to aligned stack arrays (pack.lua walign_code)
+  -- copied once per call to aligned stack arrays (pack.lua walign)
   walign = true,
   -- LayerNorm's streamed rows (not only those that stream out) run in the
   -- fused form too (pack.lua `ln_fused`): on a Zen 5 core, 16 rows of

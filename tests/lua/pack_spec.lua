@@ -725,8 +725,8 @@ return { name = "wa", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(f:find(call, 1, true) < f:find("KG_USE_NT(", 1, true))
     -- which copies them and calls the kernel on the copies; its frame
     -- holds the arrays, the kernel's does not
-    assert.is_truthy(c:find("void wa_f8k_avx512_wa(size_t rows, const float *x, size_t x_stride, const float *w,\n"
-      .. "    float *y, size_t y_stride, float *rstd)\n{\n"
+    assert.is_truthy(c:find("void wa_f8k_avx512_wa(size_t rows, const float *x, size_t x_stride, const float *w, "
+      .. "float *y, size_t y_stride, float *rstd)\n{\n"
       .. "  float wa_w[8192] __attribute__((aligned(64)));\n"
       .. "  memcpy(wa_w, w, sizeof wa_w);\n"
       .. "  wa_f8k_avx512(rows, x, x_stride, wa_w, y, y_stride, rstd);\n}", 1, true))
