@@ -177,8 +177,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     end
   end
   if #wa > 0 and #wa * k.dim * util.BYTES[k.dtype] <= WALIGN_MAX then
-    local typed, names = signature(k)
-    local any, decls, copies, wargs = {}, {}, {}, ", " .. names .. ","
+    local typed, call = signature(k)
+    local any, decls, copies, wargs = {}, {}, {}, ", " .. call .. ","
     for _, w in ipairs(wa) do
       any[#any + 1] = "(uintptr_t)" .. w
       decls[#decls + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
@@ -189,7 +189,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- the helper's parameters, the kernel's call to it, its call back
     env.walign = {
       cond = string.format("rows >= KG_WALIGN_ROWS && ((%s) & 63)", table.concat(any, " | ")),
-      body = decls, typed = typed, args = names, wargs = wargs:sub(3, -2),
+      body = decls, typed = typed, args = call, wargs = wargs:sub(3, -2),
     }
   end
   env.wload = function(c, ptr)
