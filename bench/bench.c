@@ -734,6 +734,13 @@ int main(int argc, char **argv)
 #else
   snprintf(meta.compiler, sizeof meta.compiler, "cc");
 #endif
+  /* the flags, as the build passed them (mk/bench.mk, bench/build.sh): a
+   * report must not claim -O2 for an -O3 -march=native build */
+#ifdef KB_CFLAGS
+  snprintf(meta.cflags, sizeof meta.cflags, "%s", KB_CFLAGS);
+#else
+  snprintf(meta.cflags, sizeof meta.cflags, "flags not recorded (built without -DKB_CFLAGS)");
+#endif
   for (int isa = 0; isa < KG_ISA_CUDA; isa++)
     if (kg_cpu_has(isa)) {
       strncat(meta.isas, meta.isas[0] ? " " : "", sizeof meta.isas - strlen(meta.isas) - 1);

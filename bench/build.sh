@@ -10,6 +10,6 @@ here=$(CDPATH='' cd -- "$(dirname -- "$0")" && pwd)
 : "${CC:=cc}" "${CFLAGS:=-std=c11 -O2 -g}"
 p=$(ls "$gendir")
 # shellcheck disable=SC2086 # CFLAGS is a list of flags
-$CC $CFLAGS -pthread -I"$gendir/$p" -I"$here" -DKB_PACK_HEADER="\"$p.h\"" \
+$CC $CFLAGS -pthread -I"$gendir/$p" -I"$here" -DKB_CFLAGS="\"$CFLAGS\"" -DKB_PACK_HEADER="\"$p.h\"" \
   -DKB_PACK_VARIANTS="${p}_variants" -DKB_PACK_NUM="${p}_num_variants" \
   "$here"/bench.c "$here"/kb_*.c "$gendir/$p"/*.c -lm -o "$bin"

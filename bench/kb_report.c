@@ -53,8 +53,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   fprintf(f, "| | |\n|---|---|\n");
   fprintf(f, "| machine | %s; L1d %s, L2 %s, L3 %s (as reported); ISAs: %s |\n", m->cpu, a, b, c, m->isas);
   fprintf(f, "| date | %s |\n| commit | %s |\n", m->date, m->commit);
-  fprintf(f, "| build | %s, -O2; memcpy of glibc %s; NT copy and RMW pass: %s; THP: %s |\n",
-          m->compiler, m->libc, m->ceil_flavor, m->thp);
+  fprintf(f, "| build | %s, %s; memcpy of glibc %s; NT copy and RMW pass: %s; THP: %s |\n",
+          m->compiler, m->cflags, m->libc, m->ceil_flavor, m->thp);
   fprintf(f, "| threads | %s |\n", m->pin);
   fprintf(f, "| method | median of %d rounds (DRAM shapes: %d); a round times one batch (>= %.0f us) of every "
              "kernel and every ceiling of the shape, in rotating order; input sets rotated per call: "
@@ -207,6 +207,7 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   kb_jstr(f, "date", m->date, 0);
   kb_jstr(f, "commit", m->commit, 0);
   kb_jstr(f, "compiler", m->compiler, 0);
+  kb_jstr(f, "cflags", m->cflags, 0);
   kb_jstr(f, "libc", m->libc, 0);
   kb_jstr(f, "thp", m->thp, 0);
   kb_jstr(f, "isas", m->isas, 0);

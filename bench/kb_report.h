@@ -42,6 +42,7 @@ typedef struct kb_meta {
   char date[32];
   char commit[64];
   char compiler[96];
+  char cflags[160];     /* the flags the harness and kernels were built with */
   char libc[32];
   char thp[64];
   char isas[64];        /* ISAs this CPU runs */

@@ -37,7 +37,7 @@ FORCE:
 # Why: fixed -O2 (not $(CFLAGS)): the figures must not depend on how the
 # test suite was configured.
 $(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/kb_*.h) $(OUT)/$(BENCH_PACK)/$(BENCH_PACK).h $(BUILD)/bench.cc | $(BUILD)
-	$(CC) $(CSTD) $(BENCH_CFLAGS) $(WARN) -pthread -I$(OUT)/$(BENCH_PACK) -Ibench \
+	$(CC) $(CSTD) $(BENCH_CFLAGS) $(WARN) '-DKB_CFLAGS="$(CSTD) $(BENCH_CFLAGS)"' -pthread -I$(OUT)/$(BENCH_PACK) -Ibench \
 	  $(BENCH_SRC) $(OUT)/$(BENCH_PACK)/*.c -lm -o $@
 
 bench: deps $(BUILD)/bench
