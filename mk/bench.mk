@@ -83,8 +83,9 @@ bench-smoke: $(BUILD)/bench
 	  g = [d["meta"]["core_ghz_start"], d["meta"]["core_ghz_end"]] + [x["core_ghz"] for x in r]; \
 	  assert all(0.3 < x < 10 for x in g) if platform.machine() in ("x86_64", "aarch64") else g, g; \
 	  assert all(x["check_vs_scalar"] == "agrees" for x in k), "a variant differs from scalar"; \
-	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted)" % len(k))' \
-	  $(BUILD)/bench-smoke.json
+	  assert d["meta"]["cflags"] == sys.argv[2], (d["meta"]["cflags"], sys.argv[2]); \
+	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted), built with %s" % (len(k), sys.argv[2]))' \
+	  $(BUILD)/bench-smoke.json '$(CSTD) $(BENCH_CFLAGS)'
 	awk '/^"/ { $$(NF - 7) = "NaN" } { print }' $(BUILD)/bench-smoke.dat > $(BUILD)/bench-smoke-noscalar.dat
 	for d in bench-smoke bench-smoke-noscalar; do rm -f $(BUILD)/$$d.png && \
 	  gnuplot -e "datafile='$(BUILD)/$$d.dat'; outfile='$(BUILD)/$$d.png'" bench/plot.gp && \
