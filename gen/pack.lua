@@ -178,18 +178,24 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   if #wa > 0 and #wa * k.dim * util.BYTES[k.dtype] <= WALIGN_MAX then
     local typed, call = signature(k)
-    local any, decls, copies, wargs = {}, {}, {}, ", " .. call .. ","
+    local any, decls, copies, copied = {}, {}, {}, {}
     for _, w in ipairs(wa) do
       any[#any + 1] = "(uintptr_t)" .. w
       decls[#decls + 1] = string.format("%s wa_%s[%d] __attribute__((aligned(64)));", env.CT, w, k.dim)
       copies[#copies + 1] = string.format("memcpy(wa_%s, %s, sizeof wa_%s);", w, w, w)
-      wargs = wargs:gsub(", " .. w .. ",", ", wa_" .. w .. ",")
+      copied[w] = true
     end
     for _, line in ipairs(copies) do decls[#decls + 1] = line end
+    -- the call back: the kernel's parameters in order, the copies for the
+    -- weights copied
+    local wargs = {}
+    for _, prm in ipairs(op.params) do
+      wargs[#wargs + 1] = copied[prm[2]] and "wa_" .. prm[2] or prm[2]
+    end
     -- the helper's parameters, the kernel's call to it, its call back
     env.walign = {
       cond = string.format("rows >= KG_WALIGN_ROWS && ((%s) & 63)", table.concat(any, " | ")),
-      body = decls, typed = typed, args = call, wargs = wargs:sub(3, -2),
+      body = decls, typed = typed, args = call, wargs = table.concat(wargs, ", "),
     }
   end
   env.wload = function(c, ptr)
