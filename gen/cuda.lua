@@ -62,11 +62,11 @@ end
 -- group: vector v = c*L + t (chunk c, thread t) holds elements
 -- [v*VE, v*VE + VE).  Consecutive threads touch consecutive vectors, so
 -- every load instruction of a warp is one contiguous, coalesced span.
-local function layout(dim, ve, warp, name, rows, dtype)
+local function layout(dim, ve, warp, name, rows, dtype, lanes)
   local nv = math.floor(dim / ve)
   local L, nt
   if warp then
-    L = M.WARP
+    L = lanes or M.WARP
     nt = M.WARP * M.WARPS_PER_BLOCK
   else
     -- (element layout: a 16-bit element takes a whole register; half)
@@ -83,7 +83,31 @@ local function layout(dim, ve, warp, name, rows, dtype)
     -- so that several rows stay in flight per SM
     MINB = math.floor(M.REGS_PER_SM / (nt * M.MAX_REGS)),
     R = rows, warp = warp,
+    -- rows side by side in a warp (L lanes each)
+    S = warp and math.floor(M.WARP / L) or 1,
   }
+end
+
+-- Why: RMSNorm and QK-norm rows of fewer than 32 16-byte vectors lie side
+-- by side in a warp in the vector layout, S = 32 / L rows of L lanes, a
+-- 16-byte vector a lane, instead of one row over 32 lanes of narrower
+-- vectors (one load instruction a warp per row, 4 bytes a lane for
+-- head_dim 64 bf16).  2048-token prefill of 32 + 8 heads on an H200,
+-- builds alternated five times (bench/RESULTS.md run 46): head_dim 64
+-- bf16 17.0-18.3 -> 12.0-13.4 us (0.77-0.84 -> 1.13-1.17 of a device
+-- copy), 128 bf16 19.6-21.0 -> 17.1-19.6 us (0.95-0.99 -> 1.07-1.10);
+-- decode in a CUDA graph 1.49 -> 1.40-1.43 us (64) and 1.27 -> 1.25
+-- (128).  Returns the lanes per row and the vector width, or nil where
+-- the row keeps the whole warp (LayerNorm, wider rows, no 16-byte tiling
+-- finer than the element).
+local function sub_lanes(k, bytes)
+  if k.op == "layernorm" then return nil end
+  local ve = vec_elems(k.dim, math.floor(16 / bytes))
+  if ve == 1 then return nil end
+  local lanes = 1
+  while lanes * ve < k.dim do lanes = lanes * 2 end
+  if lanes >= M.WARP then return nil end
+  return lanes, ve
 end
 
 -- Why: the plan of one kernel: the row group (warp or block) and the
@@ -103,22 +127,30 @@ function M.plan(k)
     cap = math.min(cap, per_lane)
   end
   local ve = vec_elems(k.dim, cap)
-  -- rows a row group works on at once
-  local R = 1
-  if warp then
-    R = math.floor(M.WARP_BYTES / (k.dim * bytes))
-    R = math.max(1, math.min(M.MAX_ROWS_PER_WARP, R))
+  local lanes, sve = nil, nil
+  if warp then lanes, sve = sub_lanes(k, bytes) end
+  -- rows a row group (a warp's lanes of one row) works on at once: about
+  -- WARP_BYTES a warp
+  local function rows(S)
+    if not warp then return 1 end
+    local R = math.floor(M.WARP_BYTES / (S * k.dim * bytes))
+    return math.max(1, math.min(M.MAX_ROWS_PER_WARP, R))
   end
   local paths = {}
-  if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vec", R, k.dtype) end
-  paths[#paths + 1] = layout(k.dim, 1, warp, "el", R, k.dtype)
+  if lanes then
+    ve = sve
+    paths[#paths + 1] = layout(k.dim, ve, warp, "vec", rows(M.WARP / lanes), k.dtype, lanes)
+  elseif ve > 1 then
+    paths[#paths + 1] = layout(k.dim, ve, warp, "vec", rows(1), k.dtype)
+  end
+  paths[#paths + 1] = layout(k.dim, 1, warp, "el", rows(1), k.dtype)
   -- kernels: every layout and its twin (few) for calls of few rows, if
   -- it has one; base names the rare-path function both share
   local kernels = {}
   for _, l in ipairs(paths) do
     -- registers: at most MAX_LANE_VECS row vectors of x per lane
     l.R = math.max(1, math.min(l.R, math.floor(M.MAX_LANE_VECS / l.C)))
-    l.RPB = warp and (M.WARPS_PER_BLOCK * l.R) or 1 -- rows per block
+    l.RPB = warp and (M.WARPS_PER_BLOCK * l.R * l.S) or 1 -- rows per block
     l.base = l.name
     kernels[#kernels + 1] = l
     local f = {}
@@ -126,7 +158,7 @@ function M.plan(k)
     f.name, f.twin = l.name .. "1", true
     if l.R > 1 then
       -- one row per warp
-      f.R, f.RPB, f.bound = 1, M.WARPS_PER_BLOCK, "KG_CU_FEW_ROWS"
+      f.R, f.RPB, f.bound = 1, M.WARPS_PER_BLOCK * l.S, "KG_CU_FEW_ROWS"
     elseif not warp and k.op == "layernorm" and l.NT < M.MAX_THREADS then
       -- gamma and beta loaded with x (one memory round trip less), no
       -- register cap (a block per SM is plenty for so few rows); not for

@@ -103,24 +103,38 @@ __device__ __forceinline__ void kg_cu_ld_row(const typename DT::S *row, int t, b
   }
 }
 
-/* Why: butterfly sum; a + b == b + a, so every lane ends with bitwise the
- * same total and all lanes take the same branches afterwards. */
-template <typename F>
-__device__ __forceinline__ F kg_cu_warp_sum(F v)
+/* Why: butterfly sum within each aligned group of W lanes (W a power of
+ * two, at most 32: a row's lanes; the whole warp takes part); a + b ==
+ * b + a, so every lane of a group ends with bitwise the same total and
+ * they all take the same branches afterwards. */
+template <int W, typename F>
+__device__ __forceinline__ F kg_cu_lanes_sum(F v)
 {
 #pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  for (int o = W / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
 
+template <typename F>
+__device__ __forceinline__ F kg_cu_warp_sum(F v)
+{
+  return kg_cu_lanes_sum<32>(v);
+}
+
 /* Why: N butterfly sums interleaved (independent shuffles in flight). */
+template <int W, int N, typename F>
+__device__ __forceinline__ void kg_cu_lanes_sum_n(F (&v)[N])
+{
+#pragma unroll
+  for (int o = W / 2; o > 0; o >>= 1)
+#pragma unroll
+    for (int k = 0; k < N; k++) v[k] += __shfl_xor_sync(0xffffffffu, v[k], o);
+}
+
 template <int N, typename F>
 __device__ __forceinline__ void kg_cu_warp_sum_n(F (&v)[N])
 {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-    for (int k = 0; k < N; k++) v[k] += __shfl_xor_sync(0xffffffffu, v[k], o);
+  kg_cu_lanes_sum_n<32>(v);
 }
 
 /* Why: block sum: each warp reduces, lane 0s publish to red[NW], then every

@@ -11,14 +11,20 @@
 $(slow(L))
 
 @   end
-/* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " (token, head) rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per (token, head)")),
+/* $(sym), $(L.name) layout: $(P.warp and ((L.S > 1 and ("one warp per " .. util.int(L.R * L.S) .. " (token, head) rows side by side in " .. util.int(L.S) .. " groups of " .. util.int(L.L) .. " lanes, ") or ("one warp per " .. util.int(L.R) .. " (token, head) rows, ")) .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per (token, head)")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; $(NH) Q heads, $(NKV) K heads of $(D), $(k.layout), eps $(EPS), rounding "$(k.rounding)". */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t tokens,
     $(S) *q, size_t q_stride, $(S) *k, size_t k_stride, const $(S) *q_w, const $(S) *k_w)
 {
   const size_t rows = tokens * $(NHK);
 @   local R = util.int(L.R)
-@   if P.warp then
+@   -- row ri of a row group: r0 + RI (rows side by side: group `sub` of L lanes)
+@   local RI = L.S > 1 and ("ri * " .. util.int(L.S) .. " + sub") or "ri"
+@   if P.warp and L.S > 1 then
+  const int t = threadIdx.x & $(util.int(L.L - 1)), sub = (threadIdx.x & 31) / $(util.int(L.L));
+  for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(util.int(L.R * L.S)); r0 < rows;
+       r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R * L.S))) {
+@   elseif P.warp then
   const int t = threadIdx.x & 31;
   for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
        r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
@@ -34,8 +40,8 @@ static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB)))
     bool ok[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
-      ok[ri] = r0 + ri < rows;
-      const size_t r = ok[ri] ? r0 + ri : r0;
+      ok[ri] = r0 + $(RI) < rows;
+      const size_t r = ok[ri] ? r0 + $(RI) : r0;
       const size_t tok = r / $(NHK);
       int h = (int)(r - tok * $(NHK));
       const bool isq = h < $(NH);

@@ -29,7 +29,9 @@
 #pragma unroll
         for (int j = 0; j < $(VE); j++) ss[ri] = fmaf($(X), $(X), ss[ri]);
     }
-@ if P.warp then
+@ if P.warp and L.S > 1 then
+    kg_cu_lanes_sum_n<$(LL)>(ss);
+@ elseif P.warp then
     kg_cu_warp_sum_n(ss);
 @ else
     ss[0] = kg_cu_block_sum<$(util.int(L.NW))>(ss[0], kg_red);
@@ -41,12 +43,24 @@
     for (int ri = 0; ri < $(R); ri++) rsf[ri] = kg_cu_rsqrt(fma((double)ss[ri], $(INV_D), (double)$(EPS)));
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
+@ if L.S > 1 then
+      /* rows side by side: the whole warp enters the rare path (its sums
+       * shuffle) when any of its rows needs it; each row's lanes store
+       * only for their own row */
+      const float ss_k = ss[ri];
+      const bool slow_r = ok[ri] && ($(slow_test));
+      if (__any_sync(0xffffffffu, slow_r))
+        $(sym)_$(L.base)_slow(xr[ri], yr[ri], wr[ri], t, slow_r$(has_rstd and ", rstd_out[ri]" or ""));
+      if (!ok[ri] || slow_r) continue;
+      {
+@ else
       if (!ok[ri]) continue;
       const float ss_k = ss[ri];
       if ($(slow_test)) {
         /* rare: values near the f32 limit or a NaN/Inf in the row */
         $(sym)_$(L.base)_slow(xr[ri], yr[ri], wr[ri], t$(has_rstd and ", rstd_out[ri]" or "")$(P.warp and "" or ", kg_redd"));
       } else {
+@ end
         const float rs = rsf[ri];
 @ if has_rstd then
         if (rstd_out[ri] && t == 0) *rstd_out[ri] = rs;

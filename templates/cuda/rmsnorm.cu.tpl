@@ -4,13 +4,19 @@
 $(slow(L))
 
 @   end
-/* $(sym), $(L.name) layout: $(P.warp and ("one warp per " .. util.int(L.R) .. " rows, " .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per row")),
+/* $(sym), $(L.name) layout: $(P.warp and ((L.S > 1 and ("one warp per " .. util.int(L.R * L.S) .. " rows side by side in " .. util.int(L.S) .. " groups of " .. util.int(L.L) .. " lanes, ") or ("one warp per " .. util.int(L.R) .. " rows, ")) .. util.int(P.WPB) .. " warps per block") or ("one block of " .. util.int(L.NT) .. " threads per row")),
  * $(util.int(L.C)) x $(util.int(L.VE)) $(T) per thread; y = x * rstd * w, $(D) wide, eps $(EPS), rounding "$(k.rounding)". */
 static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB))) $(sym)_$(L.name)(size_t rows,
     const $(S) *x, size_t x_stride, const $(S) *w, $(S) *y, size_t y_stride, float *rstd)
 {
 @   local R = util.int(L.R)
-@   if P.warp then
+@   -- row ri of a row group: r0 + RI (rows side by side: group `sub` of L lanes)
+@   local RI = L.S > 1 and ("ri * " .. util.int(L.S) .. " + sub") or "ri"
+@   if P.warp and L.S > 1 then
+  const int t = threadIdx.x & $(util.int(L.L - 1)), sub = (threadIdx.x & 31) / $(util.int(L.L));
+  for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(util.int(L.R * L.S)); r0 < rows;
+       r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R * L.S))) {
+@   elseif P.warp then
   const int t = threadIdx.x & 31;
   for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
        r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
@@ -27,8 +33,8 @@ static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB)))
     bool ok[$(R)];
 #pragma unroll
     for (int ri = 0; ri < $(R); ri++) {
-      ok[ri] = r0 + ri < rows;
-      const size_t r = ok[ri] ? r0 + ri : r0;
+      ok[ri] = r0 + $(RI) < rows;
+      const size_t r = ok[ri] ? r0 + $(RI) : r0;
       xr[ri] = x + r * x_stride;
       yr[ri] = y + r * y_stride;
       wr[ri] = w;

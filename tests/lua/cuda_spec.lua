@@ -49,7 +49,7 @@ describe("CUDA plan", function()
     for i, l in ipairs(p.kernels) do
       if l.twin then
         assert.equals(1, l.R)
-        assert.equals(p.WPB, l.RPB)
+        assert.equals(p.WPB * l.S, l.RPB)
         assert.equals(l.name, l.base .. "1")
         assert.equals("KG_CU_FEW_ROWS", l.bound)
       else
@@ -57,6 +57,35 @@ describe("CUDA plan", function()
         assert.equals(l.few, p.kernels[i + 1])
       end
     end
+  end)
+
+  it("lays RMSNorm / QK-norm rows under 512 bytes side by side in a warp, 16 bytes a lane", function()
+    -- head_dim 64 bf16: 4 rows of 8 lanes, 2 rows deep; the twin 1 deep
+    local p = plan("qk_norm", "bf16", 64)
+    local v, v1 = p.kernels[1], p.kernels[2]
+    assert.equals("vec", v.name)
+    assert.same({ 8, 8, 4, 1, 2 }, { v.VE, v.L, v.S, v.C, v.R })
+    assert.equals(p.WPB * 2 * 4, v.RPB)
+    assert.equals(16, p.VB)
+    assert.same({ "vec1", 4, 1, p.WPB * 4 }, { v1.name, v1.S, v1.R, v1.RPB })
+    -- the element layout keeps whole warps
+    assert.equals(1, p.paths[2].S)
+    assert.equals(32, p.paths[2].L)
+    -- rows that do not fill 16 lanes evenly: 96 bf16 = 12 vectors, 16 lanes
+    local q = plan("qk_norm", "bf16", 96).paths[1]
+    assert.same({ 8, 16, 2, 12 }, { q.VE, q.L, q.S, q.NV })
+    -- 256 bytes: 2 rows of 16 lanes, bf16 and f32 alike
+    for _, c in ipairs({ { "qk_norm", "bf16", 128 }, { "rmsnorm", "f32", 64 } }) do
+      local l = plan(c[1], c[2], c[3]).paths[1]
+      assert.same({ 16, 2, 1, 2 }, { l.L, l.S, l.C, l.R }, c[2])
+    end
+    -- 512 bytes and wider, LayerNorm, and rows with no 16-bit pairs keep
+    -- one row across the warp
+    assert.equals(1, plan("qk_norm", "f32", 128).paths[1].S)
+    assert.equals(1, plan("qk_norm", "bf16", 256).paths[1].S)
+    assert.equals(1, plan("qk_norm", "f32", 96).paths[1].S)
+    assert.equals(1, plan("layernorm", "bf16", 64).paths[1].S)
+    assert.equals(1, plan("rmsnorm", "bf16", 1).paths[1].S)
   end)
 
   it("has no twin where a warp already holds one row", function()

@@ -50,6 +50,14 @@ inline F __shfl_xor_sync(unsigned int mask, F v, int o)
   return r;
 }
 
+/* every lane of the warp calls it (as the kernels do): an OR butterfly */
+inline int __any_sync(unsigned int mask, int p)
+{
+  int v = p != 0;
+  for (int o = 16; o > 0; o >>= 1) v |= __shfl_xor_sync(mask, v, o);
+  return v;
+}
+
 inline float __uint_as_float(unsigned int u) { float f; memcpy(&f, &u, 4); return f; }
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 /* The GPU estimate is within 2 ulp; the exact value stands in for it. */
