@@ -111,8 +111,10 @@ local function sub_lanes(k, bytes)
 end
 
 -- Why: the plan of one kernel: the row group (warp or block) and the
--- layouts the host wrapper picks from at run time: "vec" (16-byte or
--- narrower vector loads, when pointers and strides are aligned) and "el"
+-- layouts the host wrapper picks from at run time, the first whose
+-- alignment the call meets: "vec" (16-byte or narrower vector loads, when
+-- pointers and strides are aligned to the vector), "vecn" (after a "vec"
+-- of rows side by side: the whole-warp rows' narrower vectors) and "el"
 -- (one element per access, any alignment), only "el" when VE is 1; and
 -- each layout's twin for calls of few rows where it has one (FEW_ROWS,
 -- FEW_WIDE_ROWS), which the wrapper picks by the call's row count.
@@ -138,12 +140,16 @@ function M.plan(k)
   end
   local paths = {}
   if lanes then
+    paths[#paths + 1] = layout(k.dim, sve, warp, "vec", rows(M.WARP / lanes), k.dtype, lanes)
+    -- calls aligned to less than 16 bytes keep the narrower vectors of
+    -- whole-warp rows where the row has them
+    if ve > 1 then paths[#paths + 1] = layout(k.dim, ve, warp, "vecn", rows(1), k.dtype) end
     ve = sve
-    paths[#paths + 1] = layout(k.dim, ve, warp, "vec", rows(M.WARP / lanes), k.dtype, lanes)
   elseif ve > 1 then
     paths[#paths + 1] = layout(k.dim, ve, warp, "vec", rows(1), k.dtype)
   end
   paths[#paths + 1] = layout(k.dim, 1, warp, "el", rows(1), k.dtype)
+  for _, l in ipairs(paths) do l.VB = l.VE * bytes end
   -- kernels: every layout and its twin (few) for calls of few rows, if
   -- it has one; base names the rare-path function both share
   local kernels = {}
@@ -213,14 +219,19 @@ local function kernel_env(ctx, k)
   -- the host wrapper's launch: the pointers and strides the vector layout
   -- needs aligned, the row count (a C expression); `args` is set before
   env.launch = function(ptrs, strides, rows)
-    local conds = {}
-    for _, p in ipairs(ptrs) do
-      conds[#conds + 1] = "kg_cu_aligned<" .. util.int(env.P.VB) .. ">(" .. p .. ")"
+    -- aligned[i]: the condition of path i (all but the last, "el")
+    local aligned = {}
+    for i = 1, #env.P.paths - 1 do
+      local l, conds = env.P.paths[i], {}
+      for _, p in ipairs(ptrs) do
+        conds[#conds + 1] = "kg_cu_aligned<" .. util.int(l.VB) .. ">(" .. p .. ")"
+      end
+      for _, st in ipairs(strides) do
+        conds[#conds + 1] = st .. " % " .. util.int(l.VE) .. " == 0"
+      end
+      aligned[i] = table.concat(conds, " &&\n      ")
     end
-    for _, st in ipairs(strides) do
-      conds[#conds + 1] = st .. " % " .. util.int(env.P.VE) .. " == 0"
-    end
-    local lenv = { aligned = table.concat(conds, " &&\n      "), rows = rows }
+    local lenv = { aligned = aligned, rows = rows }
     for key, v in pairs(env) do lenv[key] = v end
     return (ctx.render("cuda/launch.cu.tpl", lenv):gsub("\n$", ""))
   end

@@ -1,5 +1,5 @@
 @ -- The host wrapper's kernel choice and launch (after `args` is set):
-@ -- the vector layout when `aligned` holds, else the element layout; each
+@ -- the first vector layout whose `aligned` holds, else the element layout; each
 @ -- one's twin for few rows (gen/cuda.lua) when the call has at most its
 @ -- bound (KG_CU_FEW_ROWS or KG_CU_FEW_WIDE_ROWS) rows.
 @ local function go(L, indent)
@@ -13,9 +13,9 @@ $(indent)if ($(rows) <= $(L.few.bound))
 @   end
 @   go(L, indent)
 @ end
-@ if #P.paths > 1 then
-  if ($(aligned)) {
-@   pick(P.paths[1], "    ")
+@ for i = 1, #P.paths - 1 do
+  if ($(aligned[i])) {
+@   pick(P.paths[i], "    ")
   }
 @ end
 @ pick(P.paths[#P.paths], "  ")

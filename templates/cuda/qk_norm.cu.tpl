@@ -57,7 +57,7 @@ $(row(L))
 @ end
 /* $(sym): QK-norm on the GPU, in place (device pointers; q and k may be
  * views into one fused QKV buffer).  Vector layout when every pointer and
- * stride is aligned to $(util.int(P.VB)) bytes, element layout otherwise. */
+ * stride is aligned to $(#P.paths > 2 and (util.int(P.VB) .. " bytes (rows side by side) or " .. util.int(P.paths[2].VB)) or util.int(P.VB)) bytes, element layout otherwise. */
 $(proto)
 {
   if (tokens == 0) return 0;

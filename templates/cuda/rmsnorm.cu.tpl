@@ -47,7 +47,7 @@ $(row(L))
 @ end
 /* $(sym): RMSNorm of `rows` rows of $(D) $(T) on the GPU (device pointers;
  * y may equal x; rstd may be NULL).  Vector layout when every pointer and
- * stride is aligned to $(util.int(P.VB)) bytes, element layout otherwise. */
+ * stride is aligned to $(#P.paths > 2 and (util.int(P.VB) .. " bytes (rows side by side) or " .. util.int(P.paths[2].VB)) or util.int(P.VB)) bytes, element layout otherwise. */
 $(proto)
 {
   if (rows == 0) return 0;

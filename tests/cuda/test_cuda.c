@@ -912,6 +912,14 @@ static void run_variant(tstate *ts)
     /* more rows than KG_CU_FEW_WIDE_ROWS (256; 9 under emulation): the
      * element layout of block-row LayerNorm without its twin */
     { "misaligned, over the wide bound", BIG(300, 10), 1, 3, 1, 0, 1, 0 },
+    /* pointers 4 or 8 bytes past 16-byte alignment (16-bit: offsets 2 and
+     * 4; f32: 8 bytes at offset 2): short rows laid side by side need 16,
+     * so these take the whole-warp vectors ("vecn") where a row has them,
+     * both kernels of the twin */
+    { "offset 2", 9, 0, 0, 2, 0, 1, 0 },
+    { "offset 4", 9, 0, 0, 4, 0, 1, 0 },
+    { "many short rows, offset 2", BIG(4500, 70), 0, 0, 2, 0, 1, 0 },
+    { "many short rows, offset 4", BIG(4500, 70), 0, 0, 4, 0, 1, 0 },
   };
   static const qcase qcases[] = {
     { "decode, fused QKV", 1, 0, 0, 1, 0 },
@@ -923,6 +931,11 @@ static void run_variant(tstate *ts)
     /* over KG_CU_FEW_ROWS rows for every head count here: the element
      * layout's several-rows-per-warp kernel */
     { "prefill, separate, misaligned", BIG(1400, 9), 1, 1, 0, 0 },
+    /* q and k 4 or 8 bytes past 16-byte alignment (see the row cases) */
+    { "fused QKV, offset 2", 5, 0, 2, 1, 0 },
+    { "separate, offset 4", 3, 0, 4, 0, 0 },
+    { "prefill, fused QKV, offset 4", BIG(130, 3), 0, 4, 1, 0 },
+    { "prefill, separate, offset 2", BIG(130, 3), 0, 2, 0, 0 },
   };
   rng_state = 0x6b67656e00000000ull ^ (uint64_t)strlen(v->symbol) * 0x100000001b3ull;
   for (const char *p = v->symbol; *p; p++) rng_state = rng_state * 31 + (unsigned char)*p;

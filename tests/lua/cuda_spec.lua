@@ -45,7 +45,7 @@ describe("CUDA plan", function()
   it("adds a one-row-per-warp twin to every warp layout with several rows", function()
     local p = plan("qk_norm", "bf16", 128)
     assert.is_true(p.warp)
-    assert.equals("vec vec1 el el1", names(p))
+    assert.equals("vec vec1 vecn vecn1 el el1", names(p))
     for i, l in ipairs(p.kernels) do
       if l.twin then
         assert.equals(1, l.R)
@@ -68,9 +68,11 @@ describe("CUDA plan", function()
     assert.equals(p.WPB * 2 * 4, v.RPB)
     assert.equals(16, p.VB)
     assert.same({ "vec1", 4, 1, p.WPB * 4 }, { v1.name, v1.S, v1.R, v1.RPB })
-    -- the element layout keeps whole warps
-    assert.equals(1, p.paths[2].S)
-    assert.equals(32, p.paths[2].L)
+    -- calls aligned to less than 16 bytes: the whole-warp rows' 4-byte
+    -- vectors, then the element layout, both whole warps
+    assert.equals("vec vec1 vecn vecn1 el el1", names(p))
+    assert.same({ "vecn", 2, 4, 32, 1 }, { p.paths[2].name, p.paths[2].VE, p.paths[2].VB, p.paths[2].L, p.paths[2].S })
+    assert.same({ "el", 32, 1 }, { p.paths[3].name, p.paths[3].L, p.paths[3].S })
     -- rows that do not fill 16 lanes evenly: 96 bf16 = 12 vectors, 16 lanes
     local q = plan("qk_norm", "bf16", 96).paths[1]
     assert.same({ 8, 16, 2, 12 }, { q.VE, q.L, q.S, q.NV })
