@@ -12,14 +12,10 @@ static __global__ void __launch_bounds__($(util.int(L.NT)), $(util.int(L.MINB)))
 @   local R = util.int(L.R)
 @   -- row ri of a row group: r0 + RI (rows side by side: group `sub` of L lanes)
 @   local RI = L.S > 1 and ("ri * " .. util.int(L.S) .. " + sub") or "ri"
-@   if P.warp and L.S > 1 then
-  const int t = threadIdx.x & $(util.int(L.L - 1)), sub = (threadIdx.x & 31) / $(util.int(L.L));
+@   if P.warp then
+  const int t = threadIdx.x & $(util.int(L.L - 1))$(L.S > 1 and (", sub = (threadIdx.x & 31) / " .. util.int(L.L)) or "");
   for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(util.int(L.R * L.S)); r0 < rows;
        r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R * L.S))) {
-@   elseif P.warp then
-  const int t = threadIdx.x & 31;
-  for (size_t r0 = ((size_t)blockIdx.x * $(util.int(P.WPB)) + (threadIdx.x >> 5)) * $(R); r0 < rows;
-       r0 += (size_t)gridDim.x * $(util.int(P.WPB * L.R))) {
 @   else
   __shared__ float kg_red[$(util.int(L.NW))];
   __shared__ double kg_redd[$(util.int(L.NW))];
