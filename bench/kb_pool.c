@@ -46,6 +46,18 @@ int kb_pool_start(kb_pool *p, int cpu)
   return 0;
 }
 
+/* Why: the bench moves the 1-thread runs to the quieter core before each
+ * case (bench.c kb_pick_core); the worker takes the other one. */
+int kb_pool_move(kb_pool *p, int cpu)
+{
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(p->thread, sizeof set, &set) != 0) return -1;
+  p->cpu = cpu;
+  return 0;
+}
+
 /* Why: the caller does its half while the worker does the other; waiting
  * for the worker spins (the calls split are milliseconds long, and a
  * futex wake would add its latency to the timed batch). */

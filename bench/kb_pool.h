@@ -26,6 +26,9 @@ typedef struct kb_pool {
 /* Start the worker pinned to `cpu` (-1: anywhere); 0 on success. */
 int kb_pool_start(kb_pool *p, int cpu);
 
+/* Pin the (idle) worker to `cpu` instead; 0 on success. */
+int kb_pool_move(kb_pool *p, int cpu);
+
 /* Run fn(main_arg) here and fn(worker_arg) on the worker; return when both
  * are done. */
 void kb_pool_run2(kb_pool *p, kb_pool_fn fn, void *main_arg, void *worker_arg);

@@ -67,8 +67,12 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   fprintf(f, "| run time | %.1f s |\n", m->wall_s);
   fprintf(f, "| core clock | %.2f GHz at the start, %.2f at the end, as a chain of dependent adds sees it "
              "(0: not measured here); per shape in the ceilings table. A shared host moves it, and compute-bound "
-             "kernels with it more than the ceilings: compare runs at like clocks |\n\n",
+             "kernels with it more than the ceilings: compare runs at like clocks |\n",
           m->ghz_start, m->ghz_end);
+  fprintf(f, "| core width | independent integer adds a cycle, per shape in the ceilings table for the CPU the "
+             "1-thread runs took and the other one (about 4.4 on an idle Zen 5 core). A core shared with another "
+             "thread (SMT, a VM host's other tenant) keeps its clock but not its width, and decode-sized kernels "
+             "then run up to 2x slower while memcpy holds: compare ratios only at like widths |\n\n");
   fprintf(f, "Bytes per call = read + written (q and k heads only for the in-place QK-norm) + the weights once. "
              "ratio = kernel time per byte / ceiling time per byte (= ceiling GB/s / kernel GB/s), "
              "the median of the per-round paired ratios; <= 1 is as fast as the ceiling. "
@@ -134,8 +138,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   }
 
   fprintf(f, "\n## Ceilings (same bytes, same buffers, interleaved with the kernels)\n\n");
-  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint | core GHz |\n");
-  fprintf(f, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint | core GHz | CPU: adds/cycle (other CPU) |\n");
+  fprintf(f, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (size_t i = 0; i < n; i++) {
     const kb_row *r = &rows[i];
     if (!kb_new_group(rows, i)) continue;
@@ -151,8 +155,13 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_num(x4, sizeof x4, "%.1f", mc2 ? mc2->gbps : NAN);
     kb_num(x5, sizeof x5, "%.1f", rw2 ? rw2->gbps : NAN);
     kb_size(fp, sizeof fp, r->footprint);
-    fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %zu x = %s | %.2f |\n", r->label, r->resid, r->dtype,
-            (mc ? mc->bytes : 0.0) / 1e6, x1, x2, x3, x4, x5, r->nsets, fp, r->core_ghz);
+    char cw[64];
+    if (r->other_cpu >= 0)
+      snprintf(cw, sizeof cw, "%d: %.2f (%d: %.2f)", r->core_cpu, r->core_apc, r->other_cpu, r->other_apc);
+    else
+      snprintf(cw, sizeof cw, "%d: %.2f", r->core_cpu, r->core_apc);
+    fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %zu x = %s | %.2f | %s |\n", r->label, r->resid,
+            r->dtype, (mc ? mc->bytes : 0.0) / 1e6, x1, x2, x3, x4, x5, r->nsets, fp, r->core_ghz, cw);
   }
 
   /* one table per ISA the issue sets targets for (AVX-512 first) */
@@ -251,6 +260,10 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_jnum(f, "ratio_p25", r->ratio_p25, 0);
     kb_jnum(f, "ratio_p75", r->ratio_p75, 0);
     kb_jnum(f, "core_ghz", r->core_ghz, 0);
+    kb_jnum(f, "core_cpu", (double)r->core_cpu, 0);
+    kb_jnum(f, "core_adds_per_cycle", r->core_apc, 0);
+    kb_jnum(f, "other_cpu", (double)r->other_cpu, 0);
+    kb_jnum(f, "other_core_adds_per_cycle", r->other_apc, 0);
     kb_jnum(f, "ratio_vs_nt_copy", r->ratio_nt, 0);
     kb_jnum(f, "target", r->target > 0 ? r->target : NAN, 0);
     if (r->met < 0) fprintf(f, "\"met\": null, ");

@@ -34,6 +34,10 @@ typedef struct kb_row {
   int check;            /* output vs the scalar variant: 0 agrees, 1 differs, -1 unchecked */
   double check_err;     /* largest difference found */
   double core_ghz;      /* kb_sys_core_ghz just before the row's case */
+  int core_cpu;         /* the CPU its 1-thread items ran on (-1: not pinned) */
+  double core_apc;      /* that core's independent adds a cycle (kb_sys_core_width) */
+  int other_cpu;        /* the other CPU probed (the 2-thread worker's), -1: none */
+  double other_apc;     /* its adds a cycle, NaN: none */
 } kb_row;
 
 /* What the run was, for the report headers. */
@@ -47,7 +51,7 @@ typedef struct kb_meta {
   char thp[64];
   char isas[64];        /* ISAs this CPU runs */
   char ceil_flavor[16]; /* vector width of the NT copy and RMW pass */
-  char pin[96];         /* how threads were pinned */
+  char pin[192];         /* how threads were pinned */
   size_t l1d, l2, l3;
   size_t l2_target, llc_target, dram_target;
   int rounds_small, rounds_large;

@@ -22,6 +22,14 @@ double kb_sys_cpu_ns(clockid_t clock);
  * compute-bound kernels more than the memcpy they are compared with. */
 double kb_sys_core_ghz(void);
 
+/* The core's width as eight independent chains of integer adds see it:
+ * adds per ns, the median of a few short runs; 0 where no such loop is
+ * written.  Divided by kb_sys_core_ghz, adds a cycle: about 4.4 on an idle
+ * Zen 5 core.  Unlike the clock, it drops when another thread shares the
+ * core (SMT: a VM host's other tenant), which slows compute-bound kernels
+ * up to 2x while memcpy from L2 holds (bench/RESULTS.md run 47). */
+double kb_sys_core_width(void);
+
 /* "model name" of /proc/cpuinfo (or the uname machine when absent). */
 void kb_sys_cpu_model(char *buf, size_t len);
 

@@ -82,6 +82,8 @@ bench-smoke: $(BUILD)/bench
 	  assert c == {"memcpy", "nt-copy", "rmw"}, c; \
 	  g = [d["meta"]["core_ghz_start"], d["meta"]["core_ghz_end"]] + [x["core_ghz"] for x in r]; \
 	  assert all(0.3 < x < 10 for x in g) if platform.machine() in ("x86_64", "aarch64") else g, g; \
+	  a = [x["core_adds_per_cycle"] for x in r] + [x["other_core_adds_per_cycle"] for x in r if x["other_cpu"] >= 0]; \
+	  assert all(x is not None and 0.5 < x < 16 for x in a) if platform.machine() in ("x86_64", "aarch64") else a, a; \
 	  assert all(x["check_vs_scalar"] == "agrees" for x in k), "a variant differs from scalar"; \
 	  assert d["meta"]["cflags"] == sys.argv[2], (d["meta"]["cflags"], sys.argv[2]); \
 	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted), built with %s" % (len(k), sys.argv[2]))' \
