@@ -462,7 +462,7 @@ typedef struct kb_core {
  * 2-thread worker takes the other.  The report prints both readings. */
 static kb_core kb_pick_core(const int *cpus, int ncpu, int pinned)
 {
-  kb_core k = { ncpu > 0 ? cpus[0] : -1, 0.0, 0.0, -1, NAN };
+  kb_core k = { -1, 0.0, 0.0, -1, NAN };
   double g[2] = { 0.0, 0.0 }, w[2] = { 0.0, 0.0 };
   const int n = pinned ? (ncpu < 2 ? ncpu : 2) : 1;
   for (int i = 0; i < n; i++) {

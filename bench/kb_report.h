@@ -51,7 +51,7 @@ typedef struct kb_meta {
   char thp[64];
   char isas[64];        /* ISAs this CPU runs */
   char ceil_flavor[16]; /* vector width of the NT copy and RMW pass */
-  char pin[192];         /* how threads were pinned */
+  char pin[192];        /* how threads were pinned */
   size_t l1d, l2, l3;
   size_t l2_target, llc_target, dram_target;
   int rounds_small, rounds_large;

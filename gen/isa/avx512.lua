@@ -233,6 +233,7 @@ local function lf_table(line, head, tail, full, extra)
   -- a group's scales as f32 vectors (lane g of rq), their blend, and the
   -- table's vector of one (wrap; set by the pair table)
   t.svt, t.szero = "__m512", "_mm512_setzero_ps()"
+  t.sset1 = function(s) return "_mm512_set1_ps(" .. s .. ")" end
   t.get = function(r, g) return M.g4.get(r, g) end
   t.blend = function(m, a, b) return M.blend(m, a, b) end
   t.wrap = function(v) return v end

@@ -390,17 +390,17 @@ function M.rms_rows(e)
   -- second pass, line `line` of row r (xa -> ya, scale vr).  Rows end to
   -- end in x and y (wrap) share a line: the earlier row leaves its last
   -- line to the next one (carry, its scale in sprev), which writes the
-  -- line whole with the two scales blended, instead of two masked
-  -- stores to one line (3 % of RMSNorm 1024 x 64 f32 at offset 16 on a
-  -- Zen 5 core, RESULTS run 47); the last row, a row before a slow one
-  -- and rows apart keep the masked stores.
+  -- line whole with the two scales blended: one plain store instead of
+  -- two masked ones (RMSNorm 1024 x 64 f32 at offset 16 on a Zen 5 core:
+  -- within the noise, RESULTS run 47); the last row, a row before a slow
+  -- one and rows apart keep the masked stores.
   local function pass2(line)
     local off = util.int(line * W)
     if line == 0 then
-      return "if (carry) " .. out_line("xa", "ya", off, L.wrap(L.blend(L.tm, "_mm512_set1_ps(rs)", "sprev")), nil)
+      return "if (carry) " .. out_line("xa", "ya", off, L.wrap(L.blend(L.tm, L.sset1("rs"), "sprev")), nil)
         .. " else " .. out_line("xa", "ya", off, "vr", L.head)
     elseif line == nv then
-      return "if (wrap && r + 1 < rows) { sprev = _mm512_set1_ps(rs); carry = 1; } else { "
+      return "if (wrap && r + 1 < rows) { sprev = " .. L.sset1("rs") .. "; carry = 1; } else { "
         .. out_line("xa", "ya", off, "vr", L.tail) .. " carry = 0; }"
     end
     return out_line("xa", "ya", off, "vr", nil)
