@@ -448,8 +448,9 @@ static void kb_quartiles(const double *v, int n, double *p25, double *med, doubl
 typedef struct kb_core {
   int cpu;
   double ghz, apc;          /* kb_sys_core_ghz; independent adds a cycle */
+  double share;             /* kb_sys_cpu_share: its on-CPU share of wall time */
   int other_cpu;            /* the other allowed CPU (the 2-thread worker's), -1: none */
-  double other_apc;
+  double other_apc, other_share;
 } kb_core;
 
 /* Why: a VM's vCPUs may sit on cores another tenant's thread shares (SMT),
@@ -457,29 +458,35 @@ typedef struct kb_core {
  * slower on CPU 0 than on CPU 1 (its independent adds 1.4x fewer) while
  * memcpy from L2 ran alike, and the bench always ran on the first CPU.
  * Before each case every allowed CPU (at most two) is probed and the
- * 1-thread items run on the core that issues the most adds a ns; the
- * first CPU is kept unless the other is clearly (5 %) ahead, and the
- * 2-thread worker takes the other.  The report prints both readings. */
+ * 1-thread items run on the core that issues the most adds a ns times
+ * the share of time the CPU gives this thread (another busy process on
+ * it halves that, which the short width probe cannot see); the first CPU
+ * is kept unless the other is clearly (5 %) ahead, and the 2-thread
+ * worker takes the other.  The report prints both readings. */
 static kb_core kb_pick_core(const int *cpus, int ncpu, int pinned)
 {
-  kb_core k = { -1, 0.0, 0.0, -1, NAN };
-  double g[2] = { 0.0, 0.0 }, w[2] = { 0.0, 0.0 };
+  kb_core k = { -1, 0.0, 0.0, NAN, -1, NAN, NAN };
+  double g[2] = { 0.0, 0.0 }, w[2] = { 0.0, 0.0 }, s[2] = { NAN, NAN };
   const int n = pinned ? (ncpu < 2 ? ncpu : 2) : 1;
   for (int i = 0; i < n; i++) {
     if (pinned) (void)kb_sys_pin(cpus[i]);
     g[i] = kb_sys_core_ghz();
     w[i] = kb_sys_core_width();
+    s[i] = kb_sys_cpu_share(12.0);
   }
-  const int b = n == 2 && w[1] > 1.05 * w[0];
+  const double e0 = w[0] * (s[0] >= 0.0 ? s[0] : 1.0), e1 = w[1] * (s[1] >= 0.0 ? s[1] : 1.0);
+  const int b = n == 2 && e1 > 1.05 * e0;
   if (n == 2) {
     (void)kb_sys_pin(cpus[b]);
     if (kb_have_pool) (void)kb_pool_move(&kb_the_pool, cpus[1 - b]);
     k.other_cpu = cpus[1 - b];
     k.other_apc = g[1 - b] > 0.0 ? w[1 - b] / g[1 - b] : NAN;
+    k.other_share = s[1 - b];
   }
   if (pinned) k.cpu = cpus[b];
   k.ghz = g[b];
   k.apc = g[b] > 0.0 ? w[b] / g[b] : NAN;
+  k.share = s[b];
   return k;
 }
 
@@ -803,7 +810,7 @@ int main(int argc, char **argv)
   if (pinned)
     snprintf(meta.pin, sizeof meta.pin, "%s; 2-thread runs: %s",
              ncpu >= 2 ? "main thread pinned, before each case, to the CPU whose core issues the most adds "
-                         "(per shape in the ceilings table)" : "main thread pinned",
+                         "in its share of time (per shape in the ceilings table)" : "main thread pinned",
              two_t ? "second thread on the other CPU" : o.no2t ? "skipped (--no-2t)" : "skipped (one CPU)");
   else
     snprintf(meta.pin, sizeof meta.pin, "not pinned (sched_setaffinity refused); 2-thread runs: %s",
@@ -908,8 +915,10 @@ int main(int argc, char **argv)
         rows[k].core_ghz = core.ghz;
         rows[k].core_cpu = core.cpu;
         rows[k].core_apc = core.apc;
+        rows[k].core_share = core.share;
         rows[k].other_cpu = core.other_cpu;
         rows[k].other_apc = core.other_apc;
+        rows[k].other_share = core.other_share;
       }
       fprintf(stderr, " %.1f s\n", (kb_sys_now_ns() - t0) / 1e9);
       kb_case_free(&c);

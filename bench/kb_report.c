@@ -72,7 +72,8 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   fprintf(f, "| core width | independent integer adds a cycle, per shape in the ceilings table for the CPU the "
              "1-thread runs took and the other one (about 4.4 on an idle Zen 5 core). A core shared with another "
              "thread (SMT, a VM host's other tenant) keeps its clock but not its width, and decode-sized kernels "
-             "then run up to 2x slower while memcpy holds: compare ratios only at like widths |\n\n");
+             "then run up to 2x slower while memcpy holds: compare ratios only at like widths. Time share: the part of "
+             "12 ms of wall time the CPU gave the probe (about 50 %% where another busy process shares it) |\n\n");
   fprintf(f, "Bytes per call = read + written (q and k heads only for the in-place QK-norm) + the weights once. "
              "ratio = kernel time per byte / ceiling time per byte (= ceiling GB/s / kernel GB/s), "
              "the median of the per-round paired ratios; <= 1 is as fast as the ceiling. "
@@ -138,7 +139,7 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
   }
 
   fprintf(f, "\n## Ceilings (same bytes, same buffers, interleaved with the kernels)\n\n");
-  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint | core GHz | CPU: adds/cycle (other CPU) |\n");
+  fprintf(f, "| shape | data in | dtype | MB/call | memcpy GB/s | NT copy GB/s | in-place RMW GB/s | 2T memcpy GB/s | 2T RMW GB/s | sets x footprint | core GHz | CPU: adds/cycle, time share (other CPU) |\n");
   fprintf(f, "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
   for (size_t i = 0; i < n; i++) {
     const kb_row *r = &rows[i];
@@ -155,11 +156,12 @@ void kb_report_md(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_num(x4, sizeof x4, "%.1f", mc2 ? mc2->gbps : NAN);
     kb_num(x5, sizeof x5, "%.1f", rw2 ? rw2->gbps : NAN);
     kb_size(fp, sizeof fp, r->footprint);
-    char cw[64];
+    char cw[96];
     if (r->other_cpu >= 0)
-      snprintf(cw, sizeof cw, "%d: %.2f (%d: %.2f)", r->core_cpu, r->core_apc, r->other_cpu, r->other_apc);
+      snprintf(cw, sizeof cw, "%d: %.2f, %.0f%% (%d: %.2f, %.0f%%)", r->core_cpu, r->core_apc, 100.0 * r->core_share,
+               r->other_cpu, r->other_apc, 100.0 * r->other_share);
     else
-      snprintf(cw, sizeof cw, "%d: %.2f", r->core_cpu, r->core_apc);
+      snprintf(cw, sizeof cw, "%d: %.2f, %.0f%%", r->core_cpu, r->core_apc, 100.0 * r->core_share);
     fprintf(f, "| %s | %s | %s | %.3f | %s | %s | %s | %s | %s | %zu x = %s | %.2f | %s |\n", r->label, r->resid,
             r->dtype, (mc ? mc->bytes : 0.0) / 1e6, x1, x2, x3, x4, x5, r->nsets, fp, r->core_ghz, cw);
   }
@@ -262,8 +264,10 @@ void kb_report_json(FILE *f, const kb_meta *m, const kb_row *rows, size_t n)
     kb_jnum(f, "core_ghz", r->core_ghz, 0);
     kb_jnum(f, "core_cpu", (double)r->core_cpu, 0);
     kb_jnum(f, "core_adds_per_cycle", r->core_apc, 0);
+    kb_jnum(f, "core_cpu_share", r->core_share, 0);
     kb_jnum(f, "other_cpu", (double)r->other_cpu, 0);
     kb_jnum(f, "other_core_adds_per_cycle", r->other_apc, 0);
+    kb_jnum(f, "other_cpu_share", r->other_share, 0);
     kb_jnum(f, "ratio_vs_nt_copy", r->ratio_nt, 0);
     kb_jnum(f, "target", r->target > 0 ? r->target : NAN, 0);
     if (r->met < 0) fprintf(f, "\"met\": null, ");

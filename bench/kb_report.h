@@ -36,8 +36,10 @@ typedef struct kb_row {
   double core_ghz;      /* kb_sys_core_ghz just before the row's case */
   int core_cpu;         /* the CPU its 1-thread items ran on (-1: not pinned) */
   double core_apc;      /* that core's independent adds a cycle (kb_sys_core_width) */
+  double core_share;    /* the CPU's on-CPU share of wall time (kb_sys_cpu_share) */
   int other_cpu;        /* the other CPU probed (the 2-thread worker's), -1: none */
   double other_apc;     /* its adds a cycle, NaN: none */
+  double other_share;   /* its on-CPU share, NaN: none */
 } kb_row;
 
 /* What the run was, for the report headers. */
@@ -51,7 +53,7 @@ typedef struct kb_meta {
   char thp[64];
   char isas[64];        /* ISAs this CPU runs */
   char ceil_flavor[16]; /* vector width of the NT copy and RMW pass */
-  char pin[192];        /* how threads were pinned */
+  char pin[256];        /* how threads were pinned */
   size_t l1d, l2, l3;
   size_t l2_target, llc_target, dram_target;
   int rounds_small, rounds_large;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "kb_sys.h"
 
+#include <math.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -193,6 +194,20 @@ double kb_sys_core_width(void)
 #else
   return 0.0;
 #endif
+}
+
+/* Why: a CPU shared in time with another busy process loses whole time
+ * slices; the width probe's short runs fit between them and read an idle
+ * core, and the bench would pick that CPU (bench/README.md, "Pinning"). */
+double kb_sys_cpu_share(double ms)
+{
+  const double w0 = kb_sys_now_ns(), c0 = kb_sys_cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+  volatile unsigned long sink = 0;
+  while (kb_sys_now_ns() - w0 < ms * 1e6)
+    for (unsigned long i = 0; i < 4096; i++) sink = sink + i;
+  const double w = kb_sys_now_ns() - w0, c = kb_sys_cpu_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+  if (!(w > 0.0) || !(c >= 0.0)) return NAN;
+  return c >= w ? 1.0 : c / w;
 }
 
 /* Why: the counterpart of kb_sys_alloc (munmap needs the length). */

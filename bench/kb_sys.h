@@ -30,6 +30,13 @@ double kb_sys_core_ghz(void);
  * up to 2x while memcpy from L2 holds (bench/RESULTS.md run 47). */
 double kb_sys_core_width(void);
 
+/* The share of wall time this thread was on its CPU while it spun for
+ * `ms` milliseconds (on-CPU time / wall time, at most 1): about 1 on a CPU
+ * no other runnable thread wants, about 1/2 where another busy process
+ * takes every other time slice.  Spinning over several scheduler slices,
+ * it sees what kb_sys_core_width's sub-millisecond runs fit between. */
+double kb_sys_cpu_share(double ms);
+
 /* "model name" of /proc/cpuinfo (or the uname machine when absent). */
 void kb_sys_cpu_model(char *buf, size_t len);
 

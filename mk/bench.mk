@@ -84,6 +84,8 @@ bench-smoke: $(BUILD)/bench
 	  assert all(0.3 < x < 10 for x in g) if platform.machine() in ("x86_64", "aarch64") else g, g; \
 	  a = [x["core_adds_per_cycle"] for x in r] + [x["other_core_adds_per_cycle"] for x in r if x["other_cpu"] >= 0]; \
 	  assert all(x is not None and 0.5 < x < 16 for x in a) if platform.machine() in ("x86_64", "aarch64") else a, a; \
+	  sh = [x["core_cpu_share"] for x in r] + [x["other_cpu_share"] for x in r if x["other_cpu"] >= 0]; \
+	  assert all(x is not None and 0.0 < x <= 1.0 for x in sh), sh; \
 	  assert all(x["check_vs_scalar"] == "agrees" for x in k), "a variant differs from scalar"; \
 	  assert d["meta"]["cflags"] == sys.argv[2], (d["meta"]["cflags"], sys.argv[2]); \
 	  print("bench-smoke: %d kernel variants and 3 ceilings timed (speed not asserted), built with %s" % (len(k), sys.argv[2]))' \
