@@ -136,6 +136,7 @@ uint64_t kt_buf_hash(const kt_buf *b) {
 void kt_case_init(kt_case *c, const kg_variant *v, const kt_shape *s) {
   size_t n = s->n, d = v->dim, i;
   int dt = v->dtype;
+  const int wp = s->wplace != KT_HEAP ? s->wplace : s->place;
   memset(c, 0, sizeof *c);
   c->v = v;
   c->op = v->op;
@@ -155,9 +156,9 @@ void kt_case_init(kt_case *c, const kg_variant *v, const kt_shape *s) {
                 s->place);
     kt_buf_init(&c->out[0], dt, n ? (n - 1) * c->st[1] + d : 0,
                 s->misalign_out ? s->misalign_out : s->misalign, s->place);
-    kt_buf_init(&c->par[0], dt, d, s->misalign, s->place);
+    kt_buf_init(&c->par[0], dt, d, s->misalign, wp);
     if (c->op == KG_OP_LAYERNORM)
-      kt_buf_init(&c->par[1], dt, d, s->misalign, s->place);
+      kt_buf_init(&c->par[1], dt, d, s->misalign, wp);
     kt_buf_init(&c->rstd, REF_F32, n, 0, s->place);
     if (c->op == KG_OP_LAYERNORM)
       kt_buf_init(&c->mean, REF_F32, n, 0, s->place);
@@ -187,8 +188,8 @@ void kt_case_init(kt_case *c, const kg_variant *v, const kt_shape *s) {
       kt_buf_init(&c->in[1], dt, nk, mk, s->place);
       kt_buf_init(&c->out[1], dt, nk, mk, s->place);
     }
-    kt_buf_init(&c->par[0], dt, d, s->misalign, s->place);
-    kt_buf_init(&c->par[1], dt, d, mk, s->place);
+    kt_buf_init(&c->par[0], dt, d, s->misalign, wp);
+    kt_buf_init(&c->par[1], dt, d, mk, wp);
   }
   for (i = 0; i < 2; i++)
     if (c->out[i].raw)

@@ -76,6 +76,7 @@ typedef struct kt_shape {
                           qk_norm K's and k_w (not fused); 64 bytes' worth:
                           on a line boundary */
   int in_place, fused, place;
+  int wplace; /* when not KT_HEAP (else place): the weights' placement */
   int want_rstd, want_mean;
 } kt_shape;
 

@@ -433,25 +433,36 @@ END_TEST
 /* Why: no access outside the arrays: with every array flush against an
  * inaccessible page (after its end, then before its start) and tight
  * strides, an over-read of a tail (an unmasked full vector, a row of
- * `stride` instead of `dim`) faults instead of passing silently. */
+ * `stride` instead of `dim`) faults instead of passing silently.  Then
+ * the data off line alignment (1 element and 16 bytes in, on the heap:
+ * AVX-512's line frame) with only the weights against the guard pages:
+ * the frame's first and last weight lines are read from inside the
+ * weights (kgi_avx512_ldw_*), not as masked windows reaching past them,
+ * which fault-suppress silently but cost a microcode assist a call. */
 START_TEST(t_guard_pages) {
   const kg_variant *v = kt_runv[_i];
+  const size_t es = v->dtype == KG_F32 ? 4 : 2;
+  const size_t offs[] = {0, 1, 16 / es};
   int place;
-  size_t n;
+  size_t n, o;
+  for (o = 0; o < sizeof offs / sizeof offs[0]; o++)
   for (place = KT_PAGE_END; place <= KT_PAGE_START; place++) {
     for (n = 1; n <= 3; n += 2) {
       kt_case c;
       ref_rng rng;
       kt_shape s = kt_tight(n);
       char what[256];
-      s.place = place;
+      if (offs[o] == 0) s.place = place;
+      else { s.misalign = offs[o]; s.wplace = place; }
       kt_seed(&rng, v, "pages");
       kt_case_init(&c, v, &s);
       kt_set_params(&c, KT_W_RANDOM, &rng);
       kt_fill_random(&c, &rng);
       kt_run(&c, NULL);
-      snprintf(what, sizeof what, "%zu row(s) against a guard page %s", n,
-               place == KT_PAGE_END ? "after the end" : "before the start");
+      snprintf(what, sizeof what, "%zu row(s), %s against a guard page %s%s", n,
+               offs[o] ? "the weights" : "every array",
+               place == KT_PAGE_END ? "after the end" : "before the start",
+               offs[o] == 1 ? ", data 1 element into a line" : offs[o] ? ", data 16 bytes into a line" : "");
       KT_OK(kt_check_frame(&c, kt_msg, sizeof kt_msg));
       KT_OK(kt_check_acc(&c, what, NULL, kt_msg, sizeof kt_msg));
       kt_case_free(&c);

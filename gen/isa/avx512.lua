@@ -85,10 +85,11 @@ local function mask(n) return string.format("(__mmask16)0x%04x", 2 ^ n - 1) end
 
 -- `m` (load, store): a run-time mask (C expression) instead of n's; f32
 -- only, for the line-frame group code (kernels/lines.lua, M.lf)
-function M.load(dtype, base, off, n, m)
+function M.load(dtype, base, off, n, m, inside)
   local p = base .. " + " .. off
   local full = (n == nil or n == M.W)
   if dtype == "f32" then
+    if m and inside then return "kgi_avx512_ldw_ps(" .. m .. ", " .. p .. ")" end
     if m then return "_mm512_maskz_loadu_ps(" .. m .. ", " .. p .. ")" end
     if full then return "_mm512_loadu_ps(" .. p .. ")" end
     return "_mm512_maskz_loadu_ps(" .. mask(n) .. ", " .. p .. ")"
@@ -144,7 +145,7 @@ M.nt_shift = "kgi_ntr"
 local function nt_frame_copy(dst, src, off, e)
   local p = "(const float *)(const void *)(" .. src .. " + " .. off .. ")"
   local m = e == "head" and "kmh" or e == "tail" and "kmt" or nil
-  local ld = m and ("_mm512_maskz_loadu_ps(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_ps(" .. p .. ")")
+  local ld = m and ("kgi_avx512_ldw_ps(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_ps(" .. p .. ")")
   return "_mm512_store_ps((float *)(void *)(" .. dst .. " + " .. off .. "), " .. ld .. ");"
 end
 M.nt_frame = {
@@ -307,16 +308,17 @@ local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
 
 local function mask32(n) return string.format("(__mmask32)0x%08x", 2 ^ n - 1) end
 
-local function loader(full, masked)
-  return function(dtype, base, off, n, m)
+local function loader(full, masked, inside_masked)
+  return function(dtype, base, off, n, m, inside)
     need_bf16(dtype)
     local p = base .. " + " .. off
+    if m and inside then return inside_masked .. "(" .. m .. ", " .. p .. ")" end
     if m then return masked .. "(" .. m .. ", " .. p .. ")" end
     if n == nil or n == P.W then return full .. "(" .. p .. ")" end
     return masked .. "(" .. mask32(n) .. ", " .. p .. ")"
   end
 end
-P.load = loader("kgi_v2_ld", "kgi_v2_ldm")
+P.load = loader("kgi_v2_ld", "kgi_v2_ldm", "kgi_v2_ldw")
 
 -- Why: stores through one of two packers.  kgi_v2_pack rounds to nearest
 -- even ("hf", whose parity with PyTorch needs it); kgi_v2_pack_ta, for
@@ -511,6 +513,49 @@ static inline __attribute__((unused)) ATTR float kgi_avx512_hsum(__m512 v)
   return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
 }
 
+/* Why: a line-frame weight line (kernels/lines.lua) holds only some lanes
+ * of a 64-byte window that starts before the weights (the shared line) or
+ * ends after them (the last line).  A masked load touches the whole window,
+ * and one reaching into a page that was not present cost about 170 ns a
+ * call on a Zen 5 core (weights at a page start, x 16 bytes into a line:
+ * RMSNorm 1024 x 64 f32, bench/RESULTS.md run 48).  This gives what
+ * _mm512_maskz_loadu_ps(m, p) gives for a mask of one run of lanes (the
+ * frame's head or tail mask) from one load inside the weights: the 64
+ * bytes from the run's first lane on (a head run: the weights continue
+ * after the window) or up to its last (a tail run: they start before it),
+ * moved to their lanes by a permute. */
+static inline __attribute__((unused)) ATTR __m512 kgi_avx512_ldw_ps(__mmask16 m, const void *p)
+{
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  const unsigned u = (unsigned)m;
+  if (u == 0) return _mm512_setzero_ps();
+  if (u & 1u) { /* lanes 0 .. b - 1 */
+    const int b = 32 - __builtin_clz(u);
+    const __m512 v = _mm512_loadu_ps((const float *)p + b - 16);
+    return _mm512_maskz_permutexvar_ps(m, _mm512_add_epi32(iota, _mm512_set1_epi32(16 - b)), v);
+  }
+  const int a = __builtin_ctz(u); /* lanes a .. 15 */
+  const __m512 v = _mm512_loadu_ps((const float *)p + a);
+  return _mm512_maskz_permutexvar_ps(m, _mm512_sub_epi32(iota, _mm512_set1_epi32(a)), v);
+}
+
+/* The same for a mask of 16-bit lanes (bf16 weights, P.lf's kmh2 / kmt2). */
+static inline __attribute__((unused)) ATTR __m512i kgi_avx512_ldw_epi16(__mmask32 m, const void *p)
+{
+  const __m512i iota = _mm512_set_epi16(31, 30, 29, 28, 27, 26, 25, 24, 23, 22, 21, 20, 19, 18, 17, 16,
+                                        15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+  const unsigned u = (unsigned)m;
+  if (u == 0) return _mm512_setzero_si512();
+  if (u & 1u) {
+    const int b = 32 - __builtin_clz(u);
+    const __m512i v = _mm512_loadu_si512((const void *)((const uint16_t *)p + b - 32));
+    return _mm512_maskz_permutexvar_epi16(m, _mm512_add_epi16(iota, _mm512_set1_epi16((short)(32 - b))), v);
+  }
+  const int a = __builtin_ctz(u);
+  const __m512i v = _mm512_loadu_si512((const void *)((const uint16_t *)p + a));
+  return _mm512_maskz_permutexvar_epi16(m, _mm512_sub_epi16(iota, _mm512_set1_epi16((short)a)), v);
+}
+
 /* Why: four rows' horizontal sums at once, as doubles, each lane for lane
  * the tree of kgi_avx512_hsum: halves of a and b side by side, then
  * quarters of all four, then within 128 bits (2 + 2 + 2 + 2 + 1 shuffles
@@ -561,6 +606,12 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ld(const kg_bf16 *p)
 static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldm(__mmask32 m, const kg_bf16 *p)
 {
   return kgi_v2_split(_mm512_maskz_loadu_epi16(m, p));
+}
+
+/* A line-frame weight line (kgi_avx512_ldw_epi16): lanes m from inside the weights. */
+static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_ldw(__mmask32 m, const kg_bf16 *p)
+{
+  return kgi_v2_split(kgi_avx512_ldw_epi16(m, p));
 }
 
 /* even/odd f32 -> 32 packed bf16: odd high halves | even high halves >> 16. */
