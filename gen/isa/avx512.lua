@@ -142,10 +142,17 @@ M.nt_shift = "kgi_ntr"
 -- aligned dst + off, end "head" / "tail" masked by the frame's lane masks
 -- (the weights' copy in the frame).
 -- (f32 moves: they copy any bits, bf16 pairs too)
+-- The end lines stay masked windows (not kgi_avx512_ldw_ps as in
+-- kernels/lines.lua): this copy runs once per streamed call (outputs past
+-- KG_NT_BYTES, milliseconds), where an assist is lost in the noise, and it
+-- sits in the kernel's own function, whose aligned rows gcc compiled
+-- slower with the helper there (LayerNorm 4096 x 8192 bf16, aligned, on
+-- the Zen 5 VM: 4.7-5.2 ms against 3.0-3.5; that loop's speed moves with
+-- code placement alone, bench/RESULTS.md run 48)
 local function nt_frame_copy(dst, src, off, e)
   local p = "(const float *)(const void *)(" .. src .. " + " .. off .. ")"
   local m = e == "head" and "kmh" or e == "tail" and "kmt" or nil
-  local ld = m and ("kgi_avx512_ldw_ps(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_ps(" .. p .. ")")
+  local ld = m and ("_mm512_maskz_loadu_ps(" .. m .. ", " .. p .. ")") or ("_mm512_loadu_ps(" .. p .. ")")
   return "_mm512_store_ps((float *)(void *)(" .. dst .. " + " .. off .. "), " .. ld .. ");"
 end
 M.nt_frame = {
