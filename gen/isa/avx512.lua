@@ -39,11 +39,14 @@ local M = {
   -- -> 1.12-1.16; not copied to the bf16 table, whose rows realigned two
   -- at a time (kgi_ntw) took 1.85 against 1.53 one at a time (run 42)
   ln_pair_realign = true,
-  -- LayerNorm's sums (a wide one with it) keep two accumulators a sum, not
-  -- four (row.reduce): a pair's fit the registers. 4096 x 8192 bf16 1.47
-  -- -> 1.35 x memcpy, 768 x 512 bf16 0.98 the time, f32 unchanged
-  -- (bench/RESULTS.md run 42)
-  wide_nacc = 2,
+  -- LayerNorm's sums (a wide one with it) keep one accumulator a sum, not
+  -- four (row.reduce): a pair's nearer the registers. Two: 4096 x 8192
+  -- bf16 1.47 -> 1.35 x memcpy, 768 x 512 bf16 0.98 the time, f32
+  -- unchanged (bench/RESULTS.md run 42); one, with a bf16 half's double
+  -- lanes one vector (isa/pair.lua): its time over five gcc builds
+  -- 3.11-3.77 ms against 3.11-4.40, clang -O2 1.42 -> 1.23 x memcpy, f32
+  -- unchanged (run 48; the loop's speed moves with code placement)
+  wide_nacc = 1,
   -- chained QK-norm groups of 4 sum two groups ahead and start the next
   -- group's rs a step early (pack.lua `ahead2_of`): decode 40 x 128 bf16
   -- 9 %, 40 x 64 bf16 and f32 20 % faster on a Zen 4 core, prefill no

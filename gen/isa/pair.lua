@@ -66,8 +66,9 @@ function M.c_types(B, pfx, wpfx, isa)
 /* %d bf16 elements as f32: e holds elements 0, 2, 4 ..., o elements 1, 3,
  * 5 ... (bf16 kernels; see isa/%s.lua). */
 typedef struct { %s e, o; } %s;
-/* Double lanes of half a %s (LayerNorm's mean). */
-typedef struct { %s e, o; } %s;
+/* Double lanes of half a %s, its even and odd elements added (LayerNorm's
+ * mean): one vector, not a pair, so that two rows' sums fit the registers. */
+typedef %s %s;
 ]], 2 * B.W, isa, B.vt, pfx, pfx, B.wide_vt, wpfx)
 end
 
@@ -105,12 +106,15 @@ function M.c_ops(B, pfx, wpfx, half, store_a, load_a)
   end
   fn("float", pfx .. "_hsum", pfx .. " v", "  return " .. B.hsum(pfx .. "_part(v)") .. ";")
   fn(pfx, pfx .. "_round", pfx .. " v", both(pfx, function(h) return B.round("bf16", "v." .. h) end))
-  fn(wpfx, wpfx .. "_zero", "void", pair(wpfx, B.wide_zero(), B.wide_zero()))
-  fn(wpfx, wpfx .. "_lo", pfx .. " v", both(wpfx, function(h) return B.wide_lo("v." .. h) end))
-  fn(wpfx, wpfx .. "_hi", pfx .. " v", both(wpfx, function(h) return B.wide_hi("v." .. h) end))
-  fn(wpfx, wpfx .. "_add", wpfx .. " a, " .. wpfx .. " b",
-    both(wpfx, function(h) return B.wide_add("a." .. h, "b." .. h) end))
-  fn("double", wpfx .. "_hsum", wpfx .. " v", "  return " .. B.wide_hsum(B.wide_add("v.e", "v.o")) .. ";")
+  -- the double lanes of a pair's half: its even and odd elements added as
+  -- doubles on the way in (two bf16 values, exact in double unless 45
+  -- binades apart), one vector where a pair spilled: a LayerNorm bf16 row
+  -- pair's sums in half the registers (bench/RESULTS.md run 48)
+  fn(wpfx, wpfx .. "_zero", "void", "  return " .. B.wide_zero() .. ";")
+  fn(wpfx, wpfx .. "_lo", pfx .. " v", "  return " .. B.wide_add(B.wide_lo("v.e"), B.wide_lo("v.o")) .. ";")
+  fn(wpfx, wpfx .. "_hi", pfx .. " v", "  return " .. B.wide_add(B.wide_hi("v.e"), B.wide_hi("v.o")) .. ";")
+  fn(wpfx, wpfx .. "_add", wpfx .. " a, " .. wpfx .. " b", "  return " .. B.wide_add("a", "b") .. ";")
+  fn("double", wpfx .. "_hsum", wpfx .. " v", "  return " .. B.wide_hsum("v") .. ";")
   return table.concat(out, "\n")
 end
 
