@@ -142,11 +142,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- hoisted into registers) are split once per call into a stack array
   -- where the table can (V.stage; rows up to STAGE_MAX elements, so the
   -- frame stays small): w, QK-norm's q_w and k_w, LayerNorm's gamma and
-  -- beta (op.staged_w; not on tables with stage_one_weight).  c.inside: a
-  -- masked line-frame weight line read from inside the weights (the ISA
-  -- table's load, kernels/lines.lua)
+  -- beta (op.staged_w; not on tables with stage_one_weight).  A run-time
+  -- mask c.m comes only from the line frame's end weight lines
+  -- (kernels/lines.lua), which the ISA table reads from inside the weights
   local function load_w(c, ptr)
-    local e = c.I.load(env.T, ptr, c.off, c.n, c.m, c.inside)
+    local e = c.I.load(env.T, ptr, c.off, c.n, c.m, c.m ~= nil)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end

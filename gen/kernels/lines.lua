@@ -108,8 +108,8 @@ function M.weights(V, CT, p, wv, wptr, load_w)
   local L, nv, F = V.lf, #p.chunks, M.frame(V, wv)
   local sp = wv .. "p"
   local out = { string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * %s);", CT, sp, CT, wptr, F.kd) }
-  local first = load_w({ I = V, off = "0", n = V.W, m = F.head, inside = true }, sp)
-  local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = F.tail, inside = true }, sp)
+  local first = load_w({ I = V, off = "0", n = V.W, m = F.head }, sp)
+  local last = load_w({ I = V, off = util.int(nv * L.line), n = V.W, m = F.tail }, sp)
   local shared = V.blend(F.tm, first, last)
   local function value(j) return load_w({ I = V, off = util.int(j * L.line), n = V.W }, sp) end
   if p.hoist_w then
@@ -369,11 +369,11 @@ function M.rms_rows(e)
   emit(string.format("float wl[%d] __attribute__((aligned(64)));", (nv + 1) * W))
   for line = 0, nv do
     local m = line == 0 and L.head or line == nv and L.tail or nil
-    local wv = e.load_w({ I = V, off = util.int(line * W), n = V.W, m = m, inside = m ~= nil }, "wlp")
+    local wv = e.load_w({ I = V, off = util.int(line * W), n = V.W, m = m }, "wlp")
     -- line 0 is the line a row shares with the row before it: its low
     -- lanes hold the last weights (the earlier row's), as M.weights'
     if line == 0 then
-      wv = V.blend(L.tm, wv, e.load_w({ I = V, off = util.int(nv * W), n = V.W, m = L.tail, inside = true }, "wlp"))
+      wv = V.blend(L.tm, wv, e.load_w({ I = V, off = util.int(nv * W), n = V.W, m = L.tail }, "wlp"))
     end
     emit(L.stage("wl", util.int(line * W), wv))
   end
