@@ -136,6 +136,7 @@ M.PREFETCH_HINT = "2"
 -- L2 (M.PREFETCH_HINT).  Rows with a loop spread the request over their
 -- passes instead (M.spread_prefetch); this form is for rows without one.
 function M.next_row_prefetch(p, c, T, xp, wrap, hint)
+  -- wrap(address, offset): the C argument from the address (xp + offset)
   wrap = wrap or function(a) return a end
   hint = hint or M.PREFETCH_HINT
   local size = util.BYTES[T]
@@ -146,7 +147,8 @@ function M.next_row_prefetch(p, c, T, xp, wrap, hint)
     -- multiples of 64 bytes from the row start when a step is whole lines
     base, rel = i_part, tonumber(n_part)
     if (tonumber(p.step) * size) % 64 ~= 0 then
-      return "__builtin_prefetch(" .. wrap(xp .. " + (" .. c.off .. ") * " .. size) .. ", 0, " .. hint .. ");"
+      local at = "(" .. c.off .. ") * " .. size
+      return "__builtin_prefetch(" .. wrap(xp .. " + " .. at, at) .. ", 0, " .. hint .. ");"
     end
   else
     base, rel = nil, tonumber(c.off)
@@ -154,8 +156,8 @@ function M.next_row_prefetch(p, c, T, xp, wrap, hint)
   local out = {}
   local b0, b1 = rel * size, (rel + c.n) * size
   for b = math.ceil(b0 / 64) * 64, b1 - 1, 64 do
-    local addr = base and (xp .. " + " .. base .. " * " .. size .. " + " .. util.int(b)) or (xp .. " + " .. util.int(b))
-    out[#out + 1] = "__builtin_prefetch(" .. wrap(addr) .. ", 0, " .. hint .. ");"
+    local at = base and (base .. " * " .. size .. " + " .. util.int(b)) or util.int(b)
+    out[#out + 1] = "__builtin_prefetch(" .. wrap(xp .. " + " .. at, at) .. ", 0, " .. hint .. ");"
   end
   return table.concat(out, " ")
 end
@@ -180,10 +182,37 @@ M.PAIR_AHEAD = 2048
 -- `ptr` (C pointer of storage type T), M.AHEAD_BYTES further on; the
 -- address is formed as an integer, since it may lie past the end of x.
 -- `bytes`: another distance (two rows summed at once ask M.PAIR_AHEAD
--- each).
-function M.ahead_prefetch(p, c, T, ptr, bytes)
-  local pf = M.next_row_prefetch(p, c, T, "((uintptr_t)" .. ptr .. " + " .. util.int(bytes or M.AHEAD_BYTES) .. ")",
-    function(a) return "(const void *)(" .. a .. ")" end, "3")
+-- each).  `skip`: where the rows summed next start, a C expression in
+-- elements from `ptr` ("2 * x_stride" for pairs): a line past the end of
+-- the row is asked for there instead (see below); without it, past the
+-- end is the line that follows, which is the next row's where rows lie
+-- end to end.  A row no longer than the distance asks for the same line
+-- of the rows summed next.
+-- Why skip: a pair of rows summed together (r + 2, r + 3) is followed by
+-- the pair two rows on, so past its end each row asked for the row after
+-- it, which the pair was reading anyway, and the next pair's first lines
+-- were left to the hardware prefetchers.  Those missed them or not by
+-- where the binary's own pages lay in memory (the same binary copied
+-- anew, or its page cache dropped, moved from fast to slow): LayerNorm
+-- 4096 x 8192 bf16 AVX-512 on a Zen 5 core 0.80-1.31 x memcpy over
+-- copies of one clang build (without these prefetches 0.89-1.99), now
+-- 0.87-0.92 in clang and 0.85-0.88 in gcc builds (bench/RESULTS.md run 49).
+function M.ahead_prefetch(p, c, T, ptr, bytes, skip)
+  bytes = bytes or M.AHEAD_BYTES
+  local wrap = function(a) return "(const void *)(" .. a .. ")" end
+  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(bytes) .. ")"
+  local rb = p.dim * util.BYTES[T]
+  if skip and rb <= bytes then
+    -- a row no longer than the distance: the same line of the next rows
+    from = "((uintptr_t)" .. ptr .. " + (" .. skip .. ") * " .. util.BYTES[T] .. ")"
+  elseif skip then
+    local jump = "(" .. skip .. ") * " .. util.BYTES[T] .. " - " .. util.int(rb)
+    wrap = function(a, rel)
+      return "(const void *)(" .. a .. " + (" .. rel .. " + " .. util.int(bytes) .. " >= " .. util.int(rb)
+        .. " ? " .. jump .. " : 0))"
+    end
+  end
+  local pf = M.next_row_prefetch(p, c, T, from, wrap, "3")
   return pf ~= "" and pf or nil
 end
 

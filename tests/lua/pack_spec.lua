@@ -457,10 +457,11 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(lnt:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
     assert.is_truthy(lnt:find("const kg_f16 *xnb = r + 3 < rows ? xr + 3 * x_stride : NULL;", 1, true))
     for _, b in ipairs({ "", "b" }) do
-      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 2048) + i * 2 + 64), 0, 3); "
+      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 2048) + i * 2 + 64"
+        .. " + (i * 2 + 64 + 2048 >= 8192 ? (2 * x_stride) * 2 - 8192 : 0)), 0, 3); "
         .. "_mm256_stream_si256((__m256i *)(yr" .. b .. " + i + 32), ", 1, true), b)
     end
-    assert.is_falsy(lnt:find("i * 2 + 32), 0, 3)", 1, true))
+    assert.is_falsy(lnt:find("i * 2 + 32 + (", 1, true))
     assert.is_falsy(lnt:find("xp", 1, true))
     -- a pair that is not plain, and the last rows, go one row at a time
     -- through the fused row, whose slow path's `continue` ends a do-while
@@ -655,6 +656,7 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
 return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
   { op = "layernorm", name = "f", dim = 4096, dtype = "f32" },
   { op = "layernorm", name = "b", dim = 4096, dtype = "bf16" },
+  { op = "layernorm", name = "s", dim = 768, dtype = "bf16" },
 } }
 ]])
     gen(dir .. "/lnf.lua", dir)
@@ -668,7 +670,15 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     -- f32 rows realigned in registers also go two at a time (one stream a
     -- row of the pair); bf16 ones (kgi_ntw) one at a time
     assert.is_truthy(f:find("kgi_ntr nst = kgi_ntr_begin(yr), nstb = kgi_ntr_begin(yrb);", 1, true))
-    assert.is_truthy(f:find("(((uintptr_t)xnb + 2048) + i * 4 + 0), 0, 3); kgi_ntr_put(&nstb, i + 0, ", 1, true))
+    -- each row of a pair asks for its lines 2 KiB ahead, and past its end
+    -- for the row two on (the pair after next starts there, not at the
+    -- row that follows, which is the pair's other row)
+    assert.is_truthy(f:find("(((uintptr_t)xnb + 2048) + i * 4 + 0 + (i * 4 + 0 + 2048 >= 16384 ? "
+      .. "(2 * x_stride) * 4 - 16384 : 0)), 0, 3); kgi_ntr_put(&nstb, i + 0, ", 1, true))
+    -- a pair's rows no longer than that distance: the same line of the
+    -- row two on
+    assert.is_truthy(body(c, "lnf_s_avx512"):find("__builtin_prefetch((const void *)(((uintptr_t)xnb + "
+      .. "(2 * x_stride) * 2) + i * 2 + 64), 0, 3);", 1, true))
     assert.is_falsy(b:find("kgi_ntw_begin(yrb)", 1, true))
     assert.is_truthy(b:find("kgi_ntw nst = kgi_ntw_begin(yr);", 1, true))
     -- bf16 rows in the line frame go two at a time (ln_pair_frame): rows r
@@ -682,7 +692,8 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(fr:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
     assert.is_truthy(fr:find("const __m512i hdb = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmh2, xab + 0), "
       .. "vrb, vab), kgi_v2_ld(fl_gamma + 0), kgi_v2_ld(fl_beta + 0)));", 1, true))
-    assert.is_truthy(fr:find("(((uintptr_t)xnb + 2048) + i * 2 + 0), 0, 3); "
+    assert.is_truthy(fr:find("(((uintptr_t)xnb + 2048) + i * 2 + 0 + (i * 2 + 0 + 2048 >= 8192 ? "
+      .. "(2 * x_stride) * 2 - 8192 : 0)), 0, 3); "
       .. "{ const kgi_v2 gq = kgi_v2_ld(fl_gamma + i + 32), bq = kgi_v2_ld(fl_beta + i + 32); "
       .. "_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
     -- a pair's gamma and beta are loaded (and split) once for both rows:
