@@ -43,11 +43,17 @@ build() { # $1: kgen, $2: side
 build "$tmp/rev/gen/kgen" a
 build "$root/gen/kgen" b
 
+# Why a copy per run: where a binary's own pages lie in memory moved one
+# build's LayerNorm 4096 x 8192 bf16 between 0.80 and 1.31 x memcpy
+# (bench/RESULTS.md run 49), fixed for the life of its page cache; a
+# fresh copy (kept to the end, so its pages are not the ones just freed)
+# is another draw, so RUNS sample that too instead of one placement.
 i=1
 while [ "$i" -le "$runs" ]; do
   for side in a b; do
+    cp "$tmp/bench-$side" "$tmp/bench-$side-$i"
     # (its progress lines go to a log, shown if it fails)
-    "$tmp/bench-$side" --no-2t --md /dev/null --dat /dev/null --json "$outdir/$side-$i.json" \
+    "$tmp/bench-$side-$i" --no-2t --md /dev/null --dat /dev/null --json "$outdir/$side-$i.json" \
       --commit "$side" "$@" >/dev/null 2>"$outdir/$side.log" || { cat "$outdir/$side.log" >&2; exit 1; }
   done
   i=$((i + 1))
