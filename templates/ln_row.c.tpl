@@ -50,8 +50,7 @@
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
-@     elseif ahead then pf = pair and row.ahead_prefetch(p, c, T, "xn" .. b, row.PAIR_AHEAD, "2 * x_stride")
-@       or row.ahead_prefetch(p, c, T, "xn" .. b) end
+@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn" .. b, pair and "x_stride" or nil) end
 @     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr .. b, c.off, v, b)
 @   end
 @   return c.I.store(T, yr .. b, c.off, c.n, v)
@@ -181,7 +180,7 @@
 @   local off = plus(c.off, W)
 @   local t = {}
 @   for _, b in ipairs({ "", "b" }) do
-@     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, row.PAIR_AHEAD, "2 * x_stride")
+@     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")
 @   end
 @   local both = shared_w({ I = V, off = off, n = W }, frame_w("gamma"), frame_w("beta"), function(g, be)
 @     return F.stream("ya + " .. off, frame_val(off, nil, true, "", g, be)) .. " "

@@ -168,7 +168,8 @@ M.AHEAD_BYTES = 4096
 -- The same for each of two rows summed in one loop (ln_row.c.tpl's pairs):
 -- LayerNorm 4096 x 8192 f32 AVX-512 on a Zen 5 core 1.01-1.03 x memcpy
 -- at 1 KiB, 1.03-1.04 at 2 KiB, 1.08-1.10 at 4 KiB (one process;
--- bench/RESULTS.md run 42).
+-- bench/RESULTS.md run 42); again once a pair asked for the next pair
+-- past its end: 1 KiB 1.08x and 4 KiB 1.13x the time of 2 KiB (run 49).
 M.PAIR_AHEAD = 2048
 
 -- Why: the fused non-temporal RMSNorm loop (rms_row.c.tpl, `fused` with
@@ -181,35 +182,36 @@ M.PAIR_AHEAD = 2048
 -- row).  Returns the prefetches for the lines that start in chunk c of row
 -- `ptr` (C pointer of storage type T), M.AHEAD_BYTES further on; the
 -- address is formed as an integer, since it may lie past the end of x.
--- `bytes`: another distance (two rows summed at once ask M.PAIR_AHEAD
--- each).  `skip`: where the rows summed next start, a C expression in
--- elements from `ptr` ("2 * x_stride" for pairs): a line past the end of
--- the row is asked for there instead (see below); without it, past the
--- end is the line that follows, which is the next row's where rows lie
--- end to end.  A row no longer than the distance asks for the same line
--- of the rows summed next.
--- Why skip: a pair of rows summed together (r + 2, r + 3) is followed by
--- the pair two rows on, so past its end each row asked for the row after
--- it, which the pair was reading anyway, and the next pair's first lines
--- were left to the hardware prefetchers.  Those missed them or not by
--- where the binary's own pages lay in memory (the same binary copied
--- anew, or its page cache dropped, moved from fast to slow): LayerNorm
--- 4096 x 8192 bf16 AVX-512 on a Zen 5 core 0.80-1.31 x memcpy over
--- copies of one clang build (without these prefetches 0.89-1.99), now
--- 0.87-0.92 in clang and 0.85-0.88 in gcc builds (bench/RESULTS.md run 49).
-function M.ahead_prefetch(p, c, T, ptr, bytes, skip)
-  bytes = bytes or M.AHEAD_BYTES
+-- `pair_stride`: the row is one of two summed at once (ln_row.c.tpl's
+-- pairs), rows `pair_stride` elements apart (its C name): each asks
+-- M.PAIR_AHEAD ahead, and past its end the rows summed next, two rows
+-- on, instead of the line that follows (the next row's where rows lie
+-- end to end; for single rows that is the row summed next).  A pair's
+-- row no longer than the distance asks for the same line two rows on.
+-- Why: past its end each row of a pair asked for the row after it, which
+-- the pair was reading anyway, and the next pair's first lines were left
+-- to the hardware prefetchers.  Those missed them or not by where the
+-- binary's own pages lay in memory (the same binary copied anew, or its
+-- page cache dropped, moved from fast to slow): LayerNorm 4096 x 8192
+-- bf16 AVX-512 on a Zen 5 core 0.80-1.31 x memcpy over copies of one
+-- clang build (without these prefetches 0.89-1.99), now 0.87-0.92 in
+-- clang and 0.85-0.88 in gcc builds (bench/RESULTS.md run 49).  The same
+-- for single rows with a gap between them: no gain (run 49).
+function M.ahead_prefetch(p, c, T, ptr, pair_stride)
+  local bytes = pair_stride and M.PAIR_AHEAD or M.AHEAD_BYTES
+  local size = util.BYTES[T]
   local wrap = function(a) return "(const void *)(" .. a .. ")" end
   local from = "((uintptr_t)" .. ptr .. " + " .. util.int(bytes) .. ")"
-  local rb = p.dim * util.BYTES[T]
-  if skip and rb <= bytes then
-    -- a row no longer than the distance: the same line of the next rows
-    from = "((uintptr_t)" .. ptr .. " + (" .. skip .. ") * " .. util.BYTES[T] .. ")"
-  elseif skip then
-    local jump = "(" .. skip .. ") * " .. util.BYTES[T] .. " - " .. util.int(rb)
-    wrap = function(a, rel)
-      return "(const void *)(" .. a .. " + (" .. rel .. " + " .. util.int(bytes) .. " >= " .. util.int(rb)
-        .. " ? " .. jump .. " : 0))"
+  local rb = p.dim * size
+  if pair_stride then
+    local two = "(2 * " .. pair_stride .. ") * " .. size
+    if rb <= bytes then
+      from = "((uintptr_t)" .. ptr .. " + " .. two .. ")"
+    else
+      wrap = function(a, rel)
+        return "(const void *)(" .. a .. " + (" .. rel .. " + " .. util.int(bytes) .. " >= " .. util.int(rb)
+          .. " ? " .. two .. " - " .. util.int(rb) .. " : 0))"
+      end
     end
   end
   local pf = M.next_row_prefetch(p, c, T, from, wrap, "3")
