@@ -23,6 +23,7 @@
 #define KG_CPU_BF16 0x40000000u  /* AVX512_BF16 usable (kg_cpu_avx512_bf16) */
 #define KG_CPU_LF16 0x20000000u  /* bf16 QK-norm line frame (kg_cpu_bf16_line_frame) */
 #define KG_CPU_F16N 0x10000000u  /* f16 kernels take AVX2 (kg_cpu_f16_avx2) */
+#define KG_CPU_PFL1 0x08000000u  /* QK-norm prefetches into L1 (kg_cpu_prefetch_l1) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -59,18 +60,31 @@ static int kg_cpu_vendor_is(const char id[12]) {
  * (bench/RESULTS.md runs 21 and 23). */
 static int kg_cpu_intel(void) { return kg_cpu_vendor_is("GenuineIntel"); }
 
+/* Why: two choices below hold for one AMD family each.  CPUID leaf 1's
+ * family: the base field, plus the extended field when the base is 0xf
+ * (0x19: Zen 3 and Zen 4; 0x1a: Zen 5); 0 for other vendors. */
+static unsigned kg_cpu_amd_family(void) {
+  unsigned a, b, c, d, base;
+  if (!kg_cpu_vendor_is("AuthenticAMD") || !__get_cpuid(1, &a, &b, &c, &d))
+    return 0;
+  base = (a >> 8) & 0xfu;
+  return base == 0xfu ? base + ((a >> 20) & 0xffu) : base;
+}
+
 /* Why: f16 kernels run faster as AVX2 than as AVX-512 on AMD's family 19h
  * (Zen 4; its Zen 3 cores have no AVX-512): there a zmm vcvtph2ps or
  * vcvtps2ph converts hardly more elements a cycle than the ymm form, and
  * every f16 shape of make bench took 1.04-1.27x as long with AVX-512 as
- * with AVX2 (bench/RESULTS.md run 33).  CPUID leaf 1's family: base 0xf
- * plus extended 0xa. */
-static int kg_cpu_amd_19h(void) {
-  unsigned a, b, c, d;
-  if (!kg_cpu_vendor_is("AuthenticAMD") || !__get_cpuid(1, &a, &b, &c, &d))
-    return 0;
-  return ((a >> 8) & 0xfu) == 0xfu && ((a >> 20) & 0xffu) == 0x0au;
-}
+ * with AVX2 (bench/RESULTS.md run 33). */
+static int kg_cpu_amd_19h(void) { return kg_cpu_amd_family() == 0x19u; }
+
+/* Why: QK-norm's next-token prefetches (prefetcht1, into L2) were taken
+ * or lost on AMD's family 1Ah (Zen 5) by where the kernel's code lay in
+ * physical memory: 2048-token prefill took 1.0x or up to 2.8x as long by
+ * copy of one binary (bench/RESULTS.md run 50); into L1 (prefetcht0) it
+ * ran at the faster figure on every copy.  On a Zen 4 core L1 had
+ * measured 1.7-2x slower (its 32 KiB L1; run 12), so only family 1Ah. */
+static int kg_cpu_amd_1ah(void) { return kg_cpu_amd_family() == 0x1au; }
 
 /* Why: a level counts only if every feature its code uses is present AND
  * the OS enabled the state: AVX2 level = AVX+AVX2+FMA+F16C with YMM state
@@ -92,6 +106,8 @@ static unsigned kg_cpu_detect_x86(void) {
     b7 = 0;
   if (avx_ok && ymm_os && ((b7 >> 5) & 1u)) {
     mask |= 1u << KG_ISA_AVX2;
+    if (kg_cpu_amd_1ah())
+      mask |= KG_CPU_PFL1;
     avx512_ok = ((b7 >> 16) & 1u) && ((b7 >> 17) & 1u) &&
                 ((b7 >> 30) & 1u) && ((b7 >> 31) & 1u);
     if (avx512_ok && zmm_os) {
@@ -148,6 +164,15 @@ static unsigned kg_cpu_mask(void) {
     else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
       m |= KG_CPU_F16N;
   }
+  /* KGEN_PREFETCH_L1=0 or 1 overrides the family's default (tests run
+   * both) */
+  {
+    const char *e = getenv("KGEN_PREFETCH_L1");
+    if (e && strcmp(e, "0") == 0)
+      m &= ~KG_CPU_PFL1;
+    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX2)))
+      m |= KG_CPU_PFL1;
+  }
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -180,6 +205,13 @@ __attribute__((weak)) int kg_cpu_bf16_line_frame(void) {
  * dispatcher resolves, from the cache. */
 __attribute__((weak)) int kg_cpu_f16_avx2(void) {
   return (kg_cpu_mask() & KG_CPU_F16N) != 0;
+}
+
+/* Why: AVX2 and AVX-512 QK-norm kernels of token-major heads ask for the
+ * next token's heads into L1 where that measured robust (kg_cpu_amd_1ah),
+ * into L2 elsewhere; asked once per call, from the cache. */
+__attribute__((weak)) int kg_cpu_prefetch_l1(void) {
+  return (kg_cpu_mask() & KG_CPU_PFL1) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

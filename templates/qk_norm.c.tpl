@@ -1,4 +1,8 @@
 $(slow_fn)
+@ -- next-token prefetches into L1 or L2 by the runtime's answer (below),
+@ -- where one token's heads are at most V.prefetch_l1 bytes
+@ local pl1 = V.prefetch_l1 and k.layout == "token_major"
+@   and (k.num_heads + k.num_kv_heads) * row_bytes <= V.prefetch_l1
 @ local function prefetch(ind, ptr, pf)
 @   -- token-major rows stream through memory: ask for the same head of the
 @   -- next token, pf = one token stride ahead (pfq for Q heads, pfk for K;
@@ -13,12 +17,28 @@ $(slow_fn)
 @   -- the rows are written: a build with prfchw (-march=native) would emit
 @   -- prefetchw, measured 10 % slower on prefill.  Tables marked
 @   -- own_line_prefetch = false (AVX2) skip the last token's.
+@   -- Token-major rows of tables with prefetch_l1 (x86) ask for them into
+@   -- L1 instead where the runtime says so (pl1, kg_cpu_prefetch_l1: AMD
+@   -- Zen 5) and a token's heads fit a third of its 48 KiB L1: a branch
+@   -- per head on a value read once per call.
 @   local own = V.own_line_prefetch ~= false
+@   local in2 = own and ind or ind .. "  "
 @   if not own then
 $(ind)if ($(pf)) {
 @   end
-@   for off = 0, row_bytes - 1, 64 do
-$(ind)$(own and "" or "  ")__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(row.PREFETCH_HINT));
+@   local function lines(at, hint)
+@     for off = 0, row_bytes - 1, 64 do
+$(at)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(hint));
+@     end
+@   end
+@   if pl1 then
+$(in2)if (pl1) {
+@     lines(in2 .. "  ", "3")
+$(in2)} else {
+@     lines(in2 .. "  ", row.PREFETCH_HINT)
+$(in2)}
+@   else
+@     lines(in2, row.PREFETCH_HINT)
 @   end
 @   if not own then
 $(ind)}
@@ -43,6 +63,9 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
 @ end
 @ if stage_code ~= "" then
   $(stage_code)
+@ end
+@ if pl1 then
+  const int pl1 = kg_cpu_prefetch_l1(); /* prefetch next tokens into L1, else L2 */
 @ end
 @ if lf then
   /* q's and k's offsets into their lines and each one's weights in that frame */

@@ -446,6 +446,24 @@ START_TEST(RT_CPU_002_detection_invariants) {
       want = kg_cpu_has(KG_ISA_AVX512);
     ck_assert_int_eq(kg_cpu_f16_avx2(), want);
   }
+  /* QK-norm's next-token prefetches into L1: on AVX2 machines of AMD
+   * family 1Ah (vendor and family read here from CPUID on their own),
+   * unless KGEN_PREFETCH_L1 says 0 or 1 */
+  {
+    const char *e = getenv("KGEN_PREFETCH_L1");
+    unsigned a = 0, b = 0, c = 0, d = 0, fam = 0;
+    int amd = __get_cpuid(0, &a, &b, &c, &d) && memcmp(&b, "Auth", 4) == 0 &&
+              memcmp(&d, "enti", 4) == 0 && memcmp(&c, "cAMD", 4) == 0;
+    int want;
+    if (__get_cpuid(1, &a, &b, &c, &d))
+      fam = ((a >> 8) & 0xfu) + (((a >> 8) & 0xfu) == 0xfu ? (a >> 20) & 0xffu : 0u);
+    want = kg_cpu_has(KG_ISA_AVX2) && amd && fam == 0x1a;
+    if (e && strcmp(e, "0") == 0)
+      want = 0;
+    else if (e && strcmp(e, "1") == 0)
+      want = kg_cpu_has(KG_ISA_AVX2);
+    ck_assert_int_eq(kg_cpu_prefetch_l1(), want);
+  }
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -453,6 +471,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
   ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
   ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
+  ck_assert_int_eq(kg_cpu_prefetch_l1(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -494,6 +513,20 @@ END_TEST
 START_TEST(RT_CPU_007_f16_avx2_on) {
   setenv("KGEN_F16_AVX2", "1", 1);
   ck_assert_int_eq(kg_cpu_f16_avx2(), kg_cpu_has(KG_ISA_AVX512));
+}
+END_TEST
+
+/* KGEN_PREFETCH_L1=0 keeps QK-norm's next-token prefetches in L2 on any
+ * CPU; =1 sends them to L1 wherever AVX2 runs (forked children). */
+START_TEST(RT_CPU_008_prefetch_l1_off) {
+  setenv("KGEN_PREFETCH_L1", "0", 1);
+  ck_assert_int_eq(kg_cpu_prefetch_l1(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_009_prefetch_l1_on) {
+  setenv("KGEN_PREFETCH_L1", "1", 1);
+  ck_assert_int_eq(kg_cpu_prefetch_l1(), kg_cpu_has(KG_ISA_AVX2));
 }
 END_TEST
 
@@ -674,6 +707,8 @@ int main(void) {
     t_add(s, "RT-CPU-005", RT_CPU_005_bf16_line_frame_on);
     t_add(s, "RT-CPU-006", RT_CPU_006_f16_avx2_off);
     t_add(s, "RT-CPU-007", RT_CPU_007_f16_avx2_on);
+    t_add(s, "RT-CPU-008", RT_CPU_008_prefetch_l1_off);
+    t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_l1_on);
   } else
     printf("RT-CPU-003..007: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {

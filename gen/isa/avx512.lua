@@ -78,6 +78,13 @@ local M = {
   -- prefetch did as well for f32, less well for bf16 (RESULTS run 28).
   -- Not timed on an Intel core
   hm_pf_bytes = 1024,
+  -- token-major QK-norm of up to 16 KiB of heads a token asks for the
+  -- next token's heads into L1 where the runtime says so (AMD Zen 5), as
+  -- on AVX2: 2048-token prefill of 32 + 8 bf16 heads of 64 0.76-1.14 ->
+  -- 0.67-0.89 x the in-place pass over copies of one binary on a Zen 5
+  -- core (bench/RESULTS.md run 50); L2 elsewhere (on a Zen 4 core L1 had
+  -- been 1.7-2x slower, run 12)
+  prefetch_l1 = 16 * 1024,
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
   -- cannot realign them in registers (nt_shift)
@@ -307,7 +314,7 @@ local P = {
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
   walign = M.walign, nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
-  long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes,
+  long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes, prefetch_l1 = M.prefetch_l1,
   -- LayerNorm rows in the line frame (x and y one offset into their
   -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
   -- offset 16 on a Zen 5 core 1.67-1.72 -> 1.54-1.57 x memcpy (RESULTS

@@ -40,5 +40,12 @@ int kg_cpu_f16_avx2(void) {
   return e && strcmp(e, "1") == 0;
 }
 
+/* Why: prefetches keep the L2 hint unless KGEN_PREFETCH_L1=1 (either
+ * way the same bits; the emulation's speed is not measured). */
+int kg_cpu_prefetch_l1(void) {
+  const char *e = getenv("KGEN_PREFETCH_L1");
+  return e && strcmp(e, "1") == 0;
+}
+
 /* Why: the emulated level is the widest, as on an AVX-512 core. */
 int kg_cpu_best(void) { return KG_ISA_AVX512; }

@@ -308,8 +308,9 @@ return { name = "sn", dtype = "f16", isa = { "scalar", "avx512" }, kernels = {
 
   it("group short QK-norm heads one group ahead (f32: calls in the caches), sum 16-bit rows in long blocks", function()
     S.write(dir .. "/gp.lua", [[
-return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
+return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "qb", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "rmsnorm", name = "r16", dim = 1024, dtype = "bf16" },
   { op = "rmsnorm", name = "r32", dim = 1024, dtype = "f32" },
@@ -341,12 +342,14 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(grouped:find("const __m512 vr3 = _mm512_permutexvar_ps(_mm512_set1_epi32(3), rq);", 1, true))
     -- both paths ask for the same head of the next token (Q and K by their
     -- own strides) into L2; the last token prefetches its own lines, not
-    -- past the data
+    -- past the data.  20 KiB of heads a token is past the 16 KiB whose
+    -- requests may go to L1 (kg_cpu_prefetch_l1): no question asked
     for _, part in ipairs({ grouped, stream }) do
       assert.is_truthy(part:find("const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;", 1, true))
       assert.is_truthy(part:find("const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;", 1, true))
       assert.is_falsy(part:find(", 0, 3);", 1, true))
     end
+    assert.is_falsy(q:find("pl1", 1, true))
     assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 2);", 1, true))
     assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 2);", 1, true))
     assert.is_truthy(stream:find("__builtin_prefetch((const char *)yr + pfq + 448, 0, 2);", 1, true))
@@ -355,6 +358,29 @@ return { name = "gp", isa = { "scalar", "avx512" }, kernels = {
     assert.is_falsy(wide:find("h += 4", 1, true))
     assert.is_falsy(wide:find("if (tokens <= ", 1, true))
     assert.is_truthy(wide:find("__builtin_prefetch((const char *)yr + pfk + 960, 0, 2);", 1, true))
+    -- 10 KiB of bf16 heads a token: into L1 where the runtime says so
+    -- (read once per call), else into L2, in both paths
+    local qb = body(c, "gp_qb_avx512")
+    local _, asks = qb:gsub("kg_cpu_prefetch_l1%(%)", "")
+    assert.equals(1, asks)
+    assert.is_truthy(qb:find("const int pl1 = kg_cpu_prefetch_l1();", 1, true))
+    local function both(part, pf)
+      local l1 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 3);"
+      local l2 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 2);"
+      local at_l1 = part:find(l1, 1, true)
+      local at_if = at_l1 and part:sub(1, at_l1):match(".*()if %(pl1%) {")
+      local at_else = at_l1 and part:find("} else {", at_l1, true)
+      local at_l2 = at_else and part:find(l2, at_else, true)
+      assert.is_truthy(at_if and at_else and at_l2, pf)
+    end
+    local cutb = qb:find("    return;\n", qb:find("if (tokens <= ", 1, true), true)
+    for _, part in ipairs({ qb:sub(1, cutb), qb:sub(cutb) }) do
+      both(part, "pfq")
+      both(part, "pfk")
+    end
+    -- the AVX2 variant asks too; the scalar one keeps the one hint
+    assert.is_truthy(body(S.read(dir .. "/gp/gp_avx2.c"), "gp_qb_avx2"):find("if (pl1) {", 1, true))
+    assert.is_falsy(S.read(dir .. "/gp/gp_scalar.c"):find("pl1", 1, true))
     -- a 128-wide f32 head folds 2 accumulators, not 4
     assert.is_truthy(q:find("__m512 ss1 = _mm512_setzero_ps(), ss2 = _mm512_setzero_ps();", 1, true))
     -- 16-bit rows: one block of 1024 per row; f32 rows: blocks of 256
@@ -959,6 +985,9 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- NEON; AVX-512 1 KiB), token-major ones do not use that distance
     assert.is_truthy(hm2:find("const size_t pfh = 4096;", 1, true))
     assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
+    -- (into L2 on every CPU: the L1 switch is token-major's)
+    assert.is_falsy(hm2:find("pl1", 1, true))
+    assert.is_falsy(grouped("ch_hm_avx512"):find("pl1", 1, true))
     assert.is_truthy(grouped("ch_hm_avx512"):find("const size_t pfh = 1024;", 1, true))
     assert.is_falsy(grouped("ch_b_avx512"):find("pfh", 1, true))
     -- head-major f32 calls past 256 KiB of heads (AVX2: 2 MiB,
