@@ -1,8 +1,9 @@
 $(slow_fn)
 @ -- next-token prefetches into L1 or L2 by the runtime's answer (below),
-@ -- where one token's heads are at most V.prefetch_l1 bytes
+@ -- where one token's heads are at most V.prefetch_l1 bytes (16-bit heads,
+@ -- which go in groups: twice that)
 @ local pl1 = V.prefetch_l1 and k.layout == "token_major"
-@   and (k.num_heads + k.num_kv_heads) * row_bytes <= V.prefetch_l1
+@   and (k.num_heads + k.num_kv_heads) * row_bytes <= V.prefetch_l1 * (k.dtype == "f32" and 1 or 2)
 @ local function prefetch(ind, ptr, pf)
 @   -- token-major rows stream through memory: ask for the same head of the
 @   -- next token, pf = one token stride ahead (pfq for Q heads, pfk for K;
@@ -19,7 +20,7 @@ $(slow_fn)
 @   -- own_line_prefetch = false (AVX2) skip the last token's.
 @   -- Token-major rows of tables with prefetch_l1 (x86) ask for them into
 @   -- L1 instead where the runtime says so (pl1, kg_cpu_prefetch_l1: AMD
-@   -- Zen 5) and a token's heads fit a third of its 48 KiB L1: a branch
+@   -- Zen 5) and a token's heads are few enough bytes (above): a branch
 @   -- per head on a value read once per call.
 @   local own = V.own_line_prefetch ~= false
 @   local in2 = own and ind or ind .. "  "

@@ -40,15 +40,17 @@ local M = {
   -- decode 40 x 128 measured 18-20 % faster (f32) and 9 % (bf16) without
   -- them (bench/RESULTS.md run 24); AVX-512 keeps them (run 13)
   own_line_prefetch = false,
-  -- token-major QK-norm whose heads of one token take at most this many
-  -- bytes asks for the next token's heads into L1 where the runtime says
-  -- so (qk_norm.c.tpl `pl1`, kg_cpu_prefetch_l1: AMD Zen 5), into L2
-  -- elsewhere (row.PREFETCH_HINT).  On a Zen 5 core an L2 request was
-  -- lost or not by where the kernel's code lay in physical memory:
-  -- 2048-token prefill of 32 + 8 bf16 heads of 128 (10 KiB a token)
-  -- 1.05-1.90 x the in-place pass by copy of one binary, 1.01-1.15 into
-  -- L1; f32 heads of 128 (20 KiB) were 3-4 % slower into L1 (RESULTS run 50)
-  prefetch_l1 = 16 * 1024,
+  -- token-major QK-norm whose f32 heads of one token take at most this
+  -- many bytes (16-bit heads twice that) asks for the next token's heads
+  -- into L1 where the runtime says so (qk_norm.c.tpl `pl1`,
+  -- kg_cpu_prefetch_l1: AMD Zen 5), into L2 elsewhere (row.PREFETCH_HINT).
+  -- On a Zen 5 core an L2 request was lost or not by where the kernel's
+  -- code lay in physical memory: 2048-token prefill of 32 + 8 bf16 heads
+  -- of 128 (10 KiB a token) 1.05-1.90 x the in-place pass by copy of one
+  -- binary, 1.01-1.15 into L1; bf16 heads of 256 0.94 or 2.1-2.5 by copy,
+  -- 0.92 into L1; f32 heads of 256 (40 KiB) 1.00 -> 0.83, of 128 0.84 ->
+  -- 0.89 (RESULTS run 50).  Past 64 KiB not timed: L2
+  prefetch_l1 = 64 * 1024,
   -- token-major QK-norm whose head counts are even but not both multiples
   -- of 4 (8 + 2, 6 + 2) goes in chained pairs instead of groups of 4 and
   -- one head at a time for the rest (gen/pack.lua): on a Zen 3 core

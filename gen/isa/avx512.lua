@@ -78,12 +78,14 @@ local M = {
   -- prefetch did as well for f32, less well for bf16 (RESULTS run 28).
   -- Not timed on an Intel core
   hm_pf_bytes = 1024,
-  -- token-major QK-norm of up to 16 KiB of heads a token asks for the
-  -- next token's heads into L1 where the runtime says so (AMD Zen 5), as
-  -- on AVX2: 2048-token prefill of 32 + 8 bf16 heads of 64 0.76-1.14 ->
-  -- 0.67-0.89 x the in-place pass over copies of one binary on a Zen 5
-  -- core (bench/RESULTS.md run 50); L2 elsewhere (on a Zen 4 core L1 had
-  -- been 1.7-2x slower, run 12)
+  -- token-major QK-norm of up to 16 KiB of f32 heads a token (32 KiB of
+  -- 16-bit ones) asks for the next token's heads into L1 where the
+  -- runtime says so (AMD Zen 5), as on AVX2: 2048-token prefill of 32 + 8
+  -- bf16 heads of 64 0.76-1.14 -> 0.67-0.89 x the in-place pass over
+  -- copies of one binary on a Zen 5 core, bf16 heads of 256 (20 KiB) 0.97
+  -- -> 0.93; f32 heads of 128 (20 KiB) were 0.92 -> 0.97 into L1, of 256
+  -- 0.92 -> 0.95 (bench/RESULTS.md run 50); L2 elsewhere (on a Zen 4 core
+  -- L1 had been 1.7-2x slower, run 12)
   prefetch_l1 = 16 * 1024,
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table

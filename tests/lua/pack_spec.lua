@@ -311,6 +311,7 @@ return { name = "sn", dtype = "f16", isa = { "scalar", "avx512" }, kernels = {
 return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "q128", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "qk_norm", name = "qb", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
+  { op = "qk_norm", name = "qb256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "rmsnorm", name = "r16", dim = 1024, dtype = "bf16" },
   { op = "rmsnorm", name = "r32", dim = 1024, dtype = "f32" },
@@ -378,8 +379,14 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
       both(part, "pfq")
       both(part, "pfk")
     end
-    -- the AVX2 variant asks too; the scalar one keeps the one hint
-    assert.is_truthy(body(S.read(dir .. "/gp/gp_avx2.c"), "gp_qb_avx2"):find("if (pl1) {", 1, true))
+    -- 20 KiB of 16-bit heads a token is within their 32 KiB
+    assert.is_truthy(body(c, "gp_qb256_avx512"):find("if (pl1) {", 1, true))
+    -- the AVX2 variant asks too, also for 20 and 40 KiB of f32 heads (its
+    -- table's limit is 64 KiB); the scalar one keeps the one hint
+    local c2 = S.read(dir .. "/gp/gp_avx2.c")
+    for _, name in ipairs({ "gp_qb_avx2", "gp_q128_avx2", "gp_q256_avx2" }) do
+      assert.is_truthy(body(c2, name):find("if (pl1) {", 1, true), name)
+    end
     assert.is_falsy(S.read(dir .. "/gp/gp_scalar.c"):find("pl1", 1, true))
     -- a 128-wide f32 head folds 2 accumulators, not 4
     assert.is_truthy(q:find("__m512 ss1 = _mm512_setzero_ps(), ss2 = _mm512_setzero_ps();", 1, true))
