@@ -23,7 +23,7 @@
 #define KG_CPU_BF16 0x40000000u  /* AVX512_BF16 usable (kg_cpu_avx512_bf16) */
 #define KG_CPU_LF16 0x20000000u  /* bf16 QK-norm line frame (kg_cpu_bf16_line_frame) */
 #define KG_CPU_F16N 0x10000000u  /* f16 kernels take AVX2 (kg_cpu_f16_avx2) */
-#define KG_CPU_PFL1 0x08000000u  /* QK-norm prefetches into L1 (kg_cpu_prefetch_l1) */
+#define KG_CPU_PFZ5 0x08000000u  /* QK-norm prefetches tuned for Zen 5 (kg_cpu_prefetch_zen5) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -82,8 +82,10 @@ static int kg_cpu_amd_19h(void) { return kg_cpu_amd_family() == 0x19u; }
  * or lost on AMD's family 1Ah (Zen 5) by where the kernel's code lay in
  * physical memory: 2048-token prefill took 1.0x or up to 2.8x as long by
  * copy of one binary (bench/RESULTS.md run 50); into L1 (prefetcht0) it
- * ran at the faster figure on every copy.  On a Zen 4 core L1 had
- * measured 1.7-2x slower (its 32 KiB L1; run 12), so only family 1Ah. */
+ * ran at the faster figure on every copy.  Head-major rows there gain
+ * from asking farther ahead (4 KiB f32, 16 KiB 16-bit, not 1 KiB).  On a
+ * Zen 4 core L1 had measured 1.7-2x slower (its 32 KiB L1; run 12) and
+ * 1 KiB ahead faster (run 28), so only family 1Ah. */
 static int kg_cpu_amd_1ah(void) { return kg_cpu_amd_family() == 0x1au; }
 
 /* Why: a level counts only if every feature its code uses is present AND
@@ -107,7 +109,7 @@ static unsigned kg_cpu_detect_x86(void) {
   if (avx_ok && ymm_os && ((b7 >> 5) & 1u)) {
     mask |= 1u << KG_ISA_AVX2;
     if (kg_cpu_amd_1ah())
-      mask |= KG_CPU_PFL1;
+      mask |= KG_CPU_PFZ5;
     avx512_ok = ((b7 >> 16) & 1u) && ((b7 >> 17) & 1u) &&
                 ((b7 >> 30) & 1u) && ((b7 >> 31) & 1u);
     if (avx512_ok && zmm_os) {
@@ -164,14 +166,14 @@ static unsigned kg_cpu_mask(void) {
     else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
       m |= KG_CPU_F16N;
   }
-  /* KGEN_PREFETCH_L1=0 or 1 overrides the family's default (tests run
+  /* KGEN_PREFETCH_ZEN5=0 or 1 overrides the family's default (tests run
    * both) */
   {
-    const char *e = getenv("KGEN_PREFETCH_L1");
+    const char *e = getenv("KGEN_PREFETCH_ZEN5");
     if (e && strcmp(e, "0") == 0)
-      m &= ~KG_CPU_PFL1;
+      m &= ~KG_CPU_PFZ5;
     else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX2)))
-      m |= KG_CPU_PFL1;
+      m |= KG_CPU_PFZ5;
   }
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
@@ -207,11 +209,12 @@ __attribute__((weak)) int kg_cpu_f16_avx2(void) {
   return (kg_cpu_mask() & KG_CPU_F16N) != 0;
 }
 
-/* Why: AVX2 and AVX-512 QK-norm kernels of token-major heads ask for the
- * next token's heads into L1 where that measured robust (kg_cpu_amd_1ah),
- * into L2 elsewhere; asked once per call, from the cache. */
-__attribute__((weak)) int kg_cpu_prefetch_l1(void) {
-  return (kg_cpu_mask() & KG_CPU_PFL1) != 0;
+/* Why: AVX2 and AVX-512 QK-norm kernels take the prefetch choices
+ * measured on Zen 5 where they measured faster (kg_cpu_amd_1ah): the next
+ * token's heads into L1, head-major rows farther ahead; asked once per
+ * call, from the cache. */
+__attribute__((weak)) int kg_cpu_prefetch_zen5(void) {
+  return (kg_cpu_mask() & KG_CPU_PFZ5) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

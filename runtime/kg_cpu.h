@@ -36,13 +36,15 @@ int kg_cpu_bf16_line_frame(void);
  * once, at first use).  0 otherwise.  Both variants meet the same bounds. */
 int kg_cpu_f16_avx2(void);
 
-/* 1 if the AVX2 level is usable and the QK-norm kernels of token-major
- * heads (AVX2, AVX-512) should ask for the next token's heads into L1
- * (prefetcht0) instead of L2 (prefetcht1): by default on AMD family 1Ah
- * (Zen 5), where L2 requests measured unreliable; the environment
- * variable KGEN_PREFETCH_L1 "0" or "1" overrides that (read once, at
- * first use).  0 otherwise.  Either way the kernels give the same bits. */
-int kg_cpu_prefetch_l1(void);
+/* 1 if the AVX2 level is usable and the QK-norm kernels (AVX2, AVX-512)
+ * should take the prefetch choices measured on AMD Zen 5: token-major
+ * heads ask for the next token's heads into L1 (prefetcht0) instead of L2
+ * (prefetcht1), head-major rows ask 4 KiB (f32) or 16 KiB (16-bit) ahead
+ * instead of the table's distance.  By default on AMD family 1Ah (Zen 5);
+ * the environment variable KGEN_PREFETCH_ZEN5 "0" or "1" overrides that
+ * (read once, at first use).  0 otherwise.  Either way the kernels give
+ * the same bits. */
+int kg_cpu_prefetch_zen5(void);
 
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);

@@ -19,7 +19,7 @@ $(slow_fn)
 @   -- prefetchw, measured 10 % slower on prefill.  Tables marked
 @   -- own_line_prefetch = false (AVX2) skip the last token's.
 @   -- Token-major rows of tables with prefetch_l1 (x86) ask for them into
-@   -- L1 instead where the runtime says so (pl1, kg_cpu_prefetch_l1: AMD
+@   -- L1 instead where the runtime says so (pl1, kg_cpu_prefetch_zen5: AMD
 @   -- Zen 5) and a token's heads are few enough bytes (above): a branch
 @   -- per head on a value read once per call.
 @   local own = V.own_line_prefetch ~= false
@@ -66,7 +66,7 @@ $(linkage)$(attr)void $(sym)(size_t tokens, $(CT) *q, size_t q_stride, $(CT) *k,
   $(stage_code)
 @ end
 @ if pl1 then
-  const int pl1 = kg_cpu_prefetch_l1(); /* prefetch next tokens into L1, else L2 */
+  const int pl1 = kg_cpu_prefetch_zen5(); /* prefetch next tokens into L1, else L2 */
 @ end
 @ if lf then
   /* q's and k's offsets into their lines and each one's weights in that frame */
@@ -260,9 +260,14 @@ $(ind)}
   }
 @     end
 @     -- each head's rows ask for the lines hm_pf_bytes (gen/pack.lua) ahead
-@     -- in its contiguous stream (into the next head's past its end)
+@     -- in its contiguous stream (into the next head's past its end); tables
+@     -- with hm_pf_zen5 (x86) ask that far instead where the runtime says so
+@     -- (kg_cpu_prefetch_zen5: AMD Zen 5)
 @     local hpf = hm_pf_bytes and "pfh" or false
-@     if hpf then
+@     local far = hpf and V.hm_pf_zen5 and V.hm_pf_zen5[k.dtype == "f32" and "f32" or "half"]
+@     if far and far ~= hm_pf_bytes then
+  const size_t pfh = kg_cpu_prefetch_zen5() ? $(util.int(far)) : $(util.int(hm_pf_bytes)); /* bytes ahead in the head's rows */
+@     elseif hpf then
   const size_t pfh = $(util.int(hm_pf_bytes)); /* bytes ahead in the head's rows */
 @     end
   /* head by head: each head's rows are contiguous */

@@ -452,10 +452,10 @@ START_TEST(RT_CPU_002_detection_invariants) {
    * KGEN_F16_AVX2 says 0 or 1 */
   ck_assert_int_eq(kg_cpu_f16_avx2(),
                    t_family_switch("KGEN_F16_AVX2", kg_cpu_has(KG_ISA_AVX512), 0x19));
-  /* QK-norm's next-token prefetches into L1: on AVX2 machines of AMD
-   * family 1Ah, unless KGEN_PREFETCH_L1 says 0 or 1 */
-  ck_assert_int_eq(kg_cpu_prefetch_l1(),
-                   t_family_switch("KGEN_PREFETCH_L1", kg_cpu_has(KG_ISA_AVX2), 0x1a));
+  /* QK-norm's Zen 5 prefetch choices: on AVX2 machines of AMD family 1Ah,
+   * unless KGEN_PREFETCH_ZEN5 says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_prefetch_zen5(),
+                   t_family_switch("KGEN_PREFETCH_ZEN5", kg_cpu_has(KG_ISA_AVX2), 0x1a));
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -463,7 +463,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_avx512_bf16(), 0);
   ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
   ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
-  ck_assert_int_eq(kg_cpu_prefetch_l1(), 0);
+  ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -508,17 +508,17 @@ START_TEST(RT_CPU_007_f16_avx2_on) {
 }
 END_TEST
 
-/* KGEN_PREFETCH_L1=0 keeps QK-norm's next-token prefetches in L2 on any
- * CPU; =1 sends them to L1 wherever AVX2 runs (forked children). */
-START_TEST(RT_CPU_008_prefetch_l1_off) {
-  setenv("KGEN_PREFETCH_L1", "0", 1);
-  ck_assert_int_eq(kg_cpu_prefetch_l1(), 0);
+/* KGEN_PREFETCH_ZEN5=0 keeps QK-norm's generic prefetch choices on any
+ * CPU; =1 takes Zen 5's wherever AVX2 runs (forked children). */
+START_TEST(RT_CPU_008_prefetch_zen5_off) {
+  setenv("KGEN_PREFETCH_ZEN5", "0", 1);
+  ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
 }
 END_TEST
 
-START_TEST(RT_CPU_009_prefetch_l1_on) {
-  setenv("KGEN_PREFETCH_L1", "1", 1);
-  ck_assert_int_eq(kg_cpu_prefetch_l1(), kg_cpu_has(KG_ISA_AVX2));
+START_TEST(RT_CPU_009_prefetch_zen5_on) {
+  setenv("KGEN_PREFETCH_ZEN5", "1", 1);
+  ck_assert_int_eq(kg_cpu_prefetch_zen5(), kg_cpu_has(KG_ISA_AVX2));
 }
 END_TEST
 
@@ -699,8 +699,8 @@ int main(void) {
     t_add(s, "RT-CPU-005", RT_CPU_005_bf16_line_frame_on);
     t_add(s, "RT-CPU-006", RT_CPU_006_f16_avx2_off);
     t_add(s, "RT-CPU-007", RT_CPU_007_f16_avx2_on);
-    t_add(s, "RT-CPU-008", RT_CPU_008_prefetch_l1_off);
-    t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_l1_on);
+    t_add(s, "RT-CPU-008", RT_CPU_008_prefetch_zen5_off);
+    t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_zen5_on);
   } else
     printf("RT-CPU-003..007: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {

@@ -43,7 +43,7 @@ local M = {
   -- token-major QK-norm whose f32 heads of one token take at most this
   -- many bytes (16-bit heads twice that) asks for the next token's heads
   -- into L1 where the runtime says so (qk_norm.c.tpl `pl1`,
-  -- kg_cpu_prefetch_l1: AMD Zen 5), into L2 elsewhere (row.PREFETCH_HINT).
+  -- kg_cpu_prefetch_zen5: AMD Zen 5), into L2 elsewhere (row.PREFETCH_HINT).
   -- On a Zen 5 core an L2 request was lost or not by where the kernel's
   -- code lay in physical memory: 2048-token prefill of 32 + 8 bf16 heads
   -- of 128 (10 KiB a token) 1.05-1.90 x the in-place pass by copy of one
@@ -51,6 +51,12 @@ local M = {
   -- 0.92 into L1; f32 heads of 256 (40 KiB) 1.00 -> 0.83, of 128 0.84 ->
   -- 0.89 (RESULTS run 50).  Past 64 KiB not timed: L2
   prefetch_l1 = 64 * 1024,
+  -- head-major QK-norm rows ask this far ahead in their head where the
+  -- runtime says so (kg_cpu_prefetch_zen5: AMD Zen 5), by dtype (f32 as
+  -- elsewhere): 2048-token prefill of 32 + 8 bf16 heads of 64 / 128 / 256
+  -- on a Zen 5 core, one binary, ratio to the in-place pass 1.56 / 1.52 /
+  -- 1.60 at 4 KiB, 1.54 / 1.46 / 1.23 at 16 KiB (bench/RESULTS.md run 50)
+  hm_pf_zen5 = { f32 = 4096, half = 16 * 1024 },
   -- token-major QK-norm whose head counts are even but not both multiples
   -- of 4 (8 + 2, 6 + 2) goes in chained pairs instead of groups of 4 and
   -- one head at a time for the rest (gen/pack.lua): on a Zen 3 core
@@ -209,7 +215,7 @@ M.g4 = {
 local P = {
   name = M.name, W = 16, regs = 8, masked = false, target = M.target,
   guard = M.guard, includes = M.includes, group_unrolled = M.group_unrolled, own_line_prefetch = M.own_line_prefetch,
-  prefetch_l1 = M.prefetch_l1,
+  prefetch_l1 = M.prefetch_l1, hm_pf_zen5 = M.hm_pf_zen5,
   pair_groups = M.pair_groups, group_row_bytes = M.group_row_bytes,
   head_major_groups = M.head_major_groups, nt_row = M.nt_row,
   long_group_bytes = M.long_group_bytes, ahead2_bytes16 = M.ahead2_bytes16,

@@ -87,6 +87,14 @@ local M = {
   -- 0.92 -> 0.95 (bench/RESULTS.md run 50); L2 elsewhere (on a Zen 4 core
   -- L1 had been 1.7-2x slower, run 12)
   prefetch_l1 = 16 * 1024,
+  -- head-major QK-norm rows ask this far ahead in their head where the
+  -- runtime says so (kg_cpu_prefetch_zen5: AMD Zen 5), by dtype:
+  -- 2048-token prefill of 32 + 8 heads on a Zen 5 core, one binary, ratio
+  -- to the in-place pass: bf16 heads of 64 / 128 / 256 1.63 / 1.52 / 1.48
+  -- at 1 KiB, 1.15 / 1.06 / 1.33 at 16 KiB; f32 1.23 / 1.10 / 1.19 at
+  -- 1 KiB, 1.08 / 0.98 / 1.15 at 4 KiB (8 and 16 KiB no better for f32;
+  -- bench/RESULTS.md run 50)
+  hm_pf_zen5 = { f32 = 4096, half = 16 * 1024 },
   -- large out-of-place calls with y off line alignment stream rows out
   -- through a stack row (kgi_nt_row, nt_rows.c.tpl) where the table
   -- cannot realign them in registers (nt_shift)
@@ -317,6 +325,7 @@ local P = {
   walign = M.walign, nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes, prefetch_l1 = M.prefetch_l1,
+  hm_pf_zen5 = M.hm_pf_zen5,
   -- LayerNorm rows in the line frame (x and y one offset into their
   -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
   -- offset 16 on a Zen 5 core 1.67-1.72 -> 1.54-1.57 x memcpy (RESULTS

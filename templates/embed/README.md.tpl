@@ -75,9 +75,10 @@ $(n)
   the CPU lacks is reported (`kgen: KGEN_ISA=...`, exit status 2), never
   executed. f16 kernels pick AVX2 over AVX-512 on AMD family 19h (Zen 4),
   where it measured faster; `KGEN_F16_AVX2=0` or `1` overrides that.
-  QK-norm kernels of token-major heads prefetch the next token into L1
-  on AMD family 1Ah (Zen 5), into L2 elsewhere; `KGEN_PREFETCH_L1=0` or
-  `1` overrides that (same results either way).
+  QK-norm kernels take the prefetch choices measured on AMD family 1Ah
+  (Zen 5) there (the next token into L1, head-major rows farther ahead),
+  generic ones elsewhere; `KGEN_PREFETCH_ZEN5=0` or `1` overrides that
+  (same results either way).
 - `$(N).h` defines the baked constants (`$(U)_KERNEL_DIM`, `_EPS`,
   `_NUM_HEADS`, ...) and exports `$(N)_variants[]` / `$(N)_num_variants`:
   one `kg_variant` (op, isa, dtype, shape, eps, function pointer) per

@@ -40,10 +40,10 @@ int kg_cpu_f16_avx2(void) {
   return e && strcmp(e, "1") == 0;
 }
 
-/* Why: prefetches keep the L2 hint unless KGEN_PREFETCH_L1=1 (either
+/* Why: prefetches keep the generic choices unless KGEN_PREFETCH_ZEN5=1 (either
  * way the same bits; the emulation's speed is not measured). */
-int kg_cpu_prefetch_l1(void) {
-  const char *e = getenv("KGEN_PREFETCH_L1");
+int kg_cpu_prefetch_zen5(void) {
+  const char *e = getenv("KGEN_PREFETCH_ZEN5");
   return e && strcmp(e, "1") == 0;
 }
 

@@ -344,7 +344,7 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- both paths ask for the same head of the next token (Q and K by their
     -- own strides) into L2; the last token prefetches its own lines, not
     -- past the data.  20 KiB of heads a token is past the 16 KiB whose
-    -- requests may go to L1 (kg_cpu_prefetch_l1): no question asked
+    -- requests may go to L1 (kg_cpu_prefetch_zen5): no question asked
     for _, part in ipairs({ grouped, stream }) do
       assert.is_truthy(part:find("const size_t pfq = t + 1 < tokens ? q_stride * sizeof(*q) : 0;", 1, true))
       assert.is_truthy(part:find("const size_t pfk = t + 1 < tokens ? k_stride * sizeof(*k) : 0;", 1, true))
@@ -362,9 +362,9 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- 10 KiB of bf16 heads a token: into L1 where the runtime says so
     -- (read once per call), else into L2, in both paths
     local qb = body(c, "gp_qb_avx512")
-    local _, asks = qb:gsub("kg_cpu_prefetch_l1%(%)", "")
+    local _, asks = qb:gsub("kg_cpu_prefetch_zen5%(%)", "")
     assert.equals(1, asks)
-    assert.is_truthy(qb:find("const int pl1 = kg_cpu_prefetch_l1();", 1, true))
+    assert.is_truthy(qb:find("const int pl1 = kg_cpu_prefetch_zen5();", 1, true))
     local function both(part, pf)
       local l1 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 3);"
       local l2 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 2);"
@@ -989,13 +989,21 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_falsy(body(c, "ch_hm_avx512_lf"):find("tokens < 4", 1, true))
     end
     -- head-major rows ask for the lines 4 KiB ahead in their head (AVX2,
-    -- NEON; AVX-512 1 KiB), token-major ones do not use that distance
-    assert.is_truthy(hm2:find("const size_t pfh = 4096;", 1, true))
+    -- NEON; AVX-512 1 KiB), where the runtime says so (Zen 5) 16 KiB for
+    -- 16-bit heads, 4 KiB for f32 ones; token-major ones do not use that
+    -- distance
+    local zen5 = "const size_t pfh = kg_cpu_prefetch_zen5() ? "
+    assert.is_truthy(hm2:find(zen5 .. "16384 : 4096;", 1, true))
     assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
     -- (into L2 on every CPU: the L1 switch is token-major's)
     assert.is_falsy(hm2:find("pl1", 1, true))
     assert.is_falsy(grouped("ch_hm_avx512"):find("pl1", 1, true))
-    assert.is_truthy(grouped("ch_hm_avx512"):find("const size_t pfh = 1024;", 1, true))
+    assert.is_truthy(grouped("ch_hm_avx512"):find(zen5 .. "16384 : 1024;", 1, true))
+    assert.is_truthy(grouped("ch_hmf_avx512"):find(zen5 .. "4096 : 1024;", 1, true))
+    -- (AVX2 f32: the same 4 KiB either way, no question asked)
+    local hmf2 = body(S.read(dir .. "/ch/ch_avx2.c"), "ch_hmf_avx2")
+    assert.is_truthy(hmf2:find("const size_t pfh = 4096;", 1, true))
+    assert.is_falsy(hmf2:find("kg_cpu_prefetch_zen5", 1, true))
     assert.is_falsy(grouped("ch_b_avx512"):find("pfh", 1, true))
     -- head-major f32 calls past 256 KiB of heads (AVX2: 2 MiB,
     -- group_f32_bytes) stream row by row, as token-major ones do; shorter
