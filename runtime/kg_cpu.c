@@ -127,6 +127,18 @@ static unsigned kg_cpu_detect_x86(void) {
 }
 #endif
 
+/* Why: the overrides of the vendor- and family-dependent answers share
+ * one rule: the variable `name` "0" clears `bit` in mask `m`, "1" sets it
+ * where the level `need` is usable; anything else keeps the default. */
+static unsigned kg_cpu_env_switch(unsigned m, const char *name, unsigned bit, int need) {
+  const char *e = getenv(name);
+  if (e && strcmp(e, "0") == 0)
+    return m & ~bit;
+  if (e && strcmp(e, "1") == 0 && (m & (1u << need)))
+    return m | bit;
+  return m;
+}
+
 /* Why: one place that knows every architecture; the result never changes
  * while the process runs, so it is computed once and cached. */
 static unsigned kg_cpu_mask(void) {
@@ -148,33 +160,11 @@ static unsigned kg_cpu_mask(void) {
     if (e && strcmp(e, "0") == 0)
       m &= ~KG_CPU_BF16;
   }
-  /* KGEN_BF16_LINE_FRAME=0 or 1 overrides the vendor's default (tests run
-   * both) */
-  {
-    const char *e = getenv("KGEN_BF16_LINE_FRAME");
-    if (e && strcmp(e, "0") == 0)
-      m &= ~KG_CPU_LF16;
-    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
-      m |= KG_CPU_LF16;
-  }
-  /* KGEN_F16_AVX2=0 or 1 overrides the family's default (tests run
-   * both) */
-  {
-    const char *e = getenv("KGEN_F16_AVX2");
-    if (e && strcmp(e, "0") == 0)
-      m &= ~KG_CPU_F16N;
-    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX512)))
-      m |= KG_CPU_F16N;
-  }
-  /* KGEN_PREFETCH_ZEN5=0 or 1 overrides the family's default (tests run
-   * both) */
-  {
-    const char *e = getenv("KGEN_PREFETCH_ZEN5");
-    if (e && strcmp(e, "0") == 0)
-      m &= ~KG_CPU_PFZ5;
-    else if (e && strcmp(e, "1") == 0 && (m & (1u << KG_ISA_AVX2)))
-      m |= KG_CPU_PFZ5;
-  }
+  /* KGEN_BF16_LINE_FRAME, KGEN_F16_AVX2 and KGEN_PREFETCH_ZEN5 (0 or 1)
+   * override the vendor's or family's default (tests run both) */
+  m = kg_cpu_env_switch(m, "KGEN_BF16_LINE_FRAME", KG_CPU_LF16, KG_ISA_AVX512);
+  m = kg_cpu_env_switch(m, "KGEN_F16_AVX2", KG_CPU_F16N, KG_ISA_AVX512);
+  m = kg_cpu_env_switch(m, "KGEN_PREFETCH_ZEN5", KG_CPU_PFZ5, KG_ISA_AVX2);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;

@@ -33,19 +33,19 @@ int kg_cpu_avx512_bf16(void) { return kge_env_on("KGEN_AVX512_BF16"); }
 /* Why: the bf16 line-frame twins run unless KGEN_BF16_LINE_FRAME=0. */
 int kg_cpu_bf16_line_frame(void) { return kge_env_on("KGEN_BF16_LINE_FRAME"); }
 
-/* Why: f16 dispatchers keep the emulated AVX-512 variant unless
- * KGEN_F16_AVX2=1 (the emulation is what this binary tests). */
-int kg_cpu_f16_avx2(void) {
-  const char *e = getenv("KGEN_F16_AVX2");
+/* Why: an environment switch that is off unless it says "1". */
+static int kge_env_set(const char *name) {
+  const char *e = getenv(name);
   return e && strcmp(e, "1") == 0;
 }
 
-/* Why: prefetches keep the generic choices unless KGEN_PREFETCH_ZEN5=1 (either
- * way the same bits; the emulation's speed is not measured). */
-int kg_cpu_prefetch_zen5(void) {
-  const char *e = getenv("KGEN_PREFETCH_ZEN5");
-  return e && strcmp(e, "1") == 0;
-}
+/* Why: f16 dispatchers keep the emulated AVX-512 variant unless
+ * KGEN_F16_AVX2=1 (the emulation is what this binary tests). */
+int kg_cpu_f16_avx2(void) { return kge_env_set("KGEN_F16_AVX2"); }
+
+/* Why: prefetches keep the generic choices unless KGEN_PREFETCH_ZEN5=1
+ * (either way the same bits; the emulation's speed is not measured). */
+int kg_cpu_prefetch_zen5(void) { return kge_env_set("KGEN_PREFETCH_ZEN5"); }
 
 /* Why: the emulated level is the widest, as on an AVX-512 core. */
 int kg_cpu_best(void) { return KG_ISA_AVX512; }
