@@ -59,6 +59,14 @@
 #else
 #define KG_OPAQUE(p) ((void)0)
 #endif
+/* KG_IN_MEMORY: an empty asm that may read and write the array a, so that a
+ * value stored there is loaded back from it (a group's rs, broadcast from
+ * memory: isa/avx512.lua g4.stash) instead of being forwarded in registers. */
+#if defined(__GNUC__)
+#define KG_IN_MEMORY(a) __asm__("" : "+m"(a))
+#else
+#define KG_IN_MEMORY(a) ((void)0)
+#endif
 /* Output size from which out-of-place kernels use non-temporal stores
  * (override with -DKG_NT_BYTES=...), straight to y where y is 64-byte
  * aligned with a stride of whole cache lines and is not x. */

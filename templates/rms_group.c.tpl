@@ -96,6 +96,9 @@ $(rowtext)
         carry = 0;
 @ end
       } else {
+@ if V4 and V.g4.stash then
+        $(V.g4.stash("rq"))
+@ end
 @ if lf then
 @   for g = 0, G - 1 do
         const $(V.lf.svt) vr$(g) = $(V.lf.get("rq", g));

@@ -194,7 +194,12 @@ M.g4 = {
   part = function(v) return v end,
   sum4 = function(a, b, c, d) return "kgi_avx2_hsum4(" .. table.concat({ a, b, c, d }, ", ") .. ")" end,
   rs4 = function(s, dim, eps) return "kgi_avx2_rs4(" .. s .. ", " .. dim .. ", (double)" .. eps .. ")" end,
-  get = function(r, g) return "_mm256_permutevar8x32_ps(" .. r .. ", _mm256_set1_epi32(" .. g .. "))" end,
+  -- a group's rs broadcast from a stack copy (isa/avx512.lua M.g4.stash)
+  stash = function(r)
+    return "float " .. r .. "_m[4] __attribute__((aligned(16))); _mm_store_ps(" .. r
+      .. "_m, _mm256_castps256_ps128(" .. r .. ")); KG_IN_MEMORY(" .. r .. "_m);"
+  end,
+  get = function(r, g) return "_mm256_set1_ps(" .. r .. "_m[" .. g .. "])" end,
   -- the scalar slow test, !(ss <= FLT_MAX) [|| ss < tiny], on 4 lanes
   slow = function(s, tiny)
     local e = "_mm256_movemask_pd(_mm256_cmp_pd(" .. s .. ", _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ))"
