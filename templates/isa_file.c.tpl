@@ -63,7 +63,7 @@
  * value stored there is loaded back from it (a group's rs, broadcast from
  * memory: isa/avx512.lua g4.stash) instead of being forwarded in registers. */
 #if defined(__GNUC__)
-#define KG_IN_MEMORY(a) __asm__("" : "+m"(a))
+#define KG_IN_MEMORY(a) __asm__ volatile("" : "+m"(a))
 #else
 #define KG_IN_MEMORY(a) ((void)0)
 #endif

@@ -59,11 +59,17 @@
        * the next one's now and sum the group after it (qk_norm.c.tpl) */
       const $(V.g4.svt) ssv = ssc;
       const $(V.g4.rvt) rq = rqc;
+@   if V.g4.stash then
+      $(V.g4.stash("rq"))
+@   end
       ssc = snv;
       rqc = $(V.g4.rs4("snv", D, EPS));
 @ elseif V4 then
       const $(V.g4.svt) ssv = snv;
       const $(V.g4.rvt) rq = $(V.g4.rs4("ssv", D, EPS));
+@   if V.g4.stash then
+      $(V.g4.stash("rq"))
+@   end
 @ else
 @   for g = 0, G - 1 do
       const double ss$(g) = sn$(g);
@@ -96,9 +102,6 @@ $(rowtext)
         carry = 0;
 @ end
       } else {
-@ if V4 and V.g4.stash then
-        $(V.g4.stash("rq"))
-@ end
 @ if lf then
 @   for g = 0, G - 1 do
         const $(V.lf.svt) vr$(g) = $(V.lf.get("rq", g));

@@ -294,17 +294,13 @@ M.g4 = {
   part = function(v) return v end,
   sum4 = function(a, b, c, d) return "kgi_avx512_hsum4(" .. table.concat({ a, b, c, d }, ", ") .. ")" end,
   rs4 = function(s, dim, eps) return "kgi_avx512_rs4(" .. s .. ", " .. dim .. ", (double)" .. eps .. ")" end,
-  -- Why: a group's four rs go through a stack copy (stash, before the
-  -- first get) and each row's is broadcast from it (vbroadcastss, a load)
-  -- rather than picked by a permute from a broadcast index: two vector
-  -- operations a row fewer on the shuffle and ALU pipes; bf16 decode
-  -- 40 x 128 5-6 % faster on a Zen 5 core (bench/RESULTS.md run 51).
-  -- KG_IN_MEMORY keeps GCC from turning the copy back into shuffles.
-  stash = function(r)
-    return "float " .. r .. "_m[4] __attribute__((aligned(16))); _mm_store_ps(" .. r
-      .. "_m, _mm512_castps512_ps128(" .. r .. ")); KG_IN_MEMORY(" .. r .. "_m);"
-  end,
-  get = function(r, g) return "_mm512_set1_ps(" .. r .. "_m[" .. g .. "])" end,
+  -- Why: a group's four rs (lanes 0-3 of rq) copied to every 128-bit
+  -- lane once (stash, before the first get), then each row's taken by an
+  -- in-lane vpermilps with an immediate: one shuffle a row and no index
+  -- vector, where a vpermps by _mm512_set1_epi32(g) cost GCC a broadcast
+  -- of the index as well (bench/RESULTS.md run 51).
+  stash = function(r) return "const __m512 " .. r .. "_b = _mm512_shuffle_f32x4(" .. r .. ", " .. r .. ", 0);" end,
+  get = function(r, g) return "_mm512_permute_ps(" .. r .. "_b, " .. (g * 0x55) .. ")" end,
   -- the scalar slow test, !(ss <= FLT_MAX) [|| ss < tiny], on 4 lanes
   slow = function(s, tiny)
     local e = "_mm256_cmp_pd_mask(" .. s .. ", _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)"

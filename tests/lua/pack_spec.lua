@@ -201,7 +201,11 @@ return { name = "ag", isa = { "scalar", "avx2" }, kernels = {
     assert.is_truthy(b:find("for (size_t i = 0; i < 128; i += 64) {", 1, true))
     -- the four heads' sums finish together, rs in one vector, one test
     assert.is_truthy(b:find("snv = kgi_avx2_hsum4(hv0, hv1, hv2, hv3);", 1, true))
-    assert.is_truthy(b:find("const __m256 rq = kgi_avx2_rs4(ssv, 128, (double)1e-06f);", 1, true))
+    assert.is_truthy(b:find("const __m256 rq = kgi_avx2_rs4(ssv, 128, (double)1e-06f);\n      float rq_m[4] "
+      .. "__attribute__((aligned(16))); _mm_store_ps(rq_m, _mm256_castps256_ps128(rq)); KG_IN_MEMORY(rq_m);", 1, true))
+    -- each head's rs broadcast from that stack copy, not permuted out of rq
+    assert.is_truthy(b:find("kgi_a2_dup(_mm256_set1_ps(rq_m[3]))", 1, true))
+    assert.is_falsy(b:find("_mm256_permutevar8x32_ps(rq, ", 1, true))
     assert.is_truthy(b:find("_mm256_movemask_pd(_mm256_cmp_pd(ssv, ", 1, true))
     -- f32: grouped up to 2 MiB of heads (group_f32_bytes; 256 KiB
     -- elsewhere), streamed beyond; 1 KiB heads too (group_row_bytes),
@@ -340,10 +344,11 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(grouped:find("snv = kgi_avx512_hsum4(hv0, hv1, hv2, hv3);", 1, true))
     local slow = "if (KG_UNLIKELY(_mm256_cmp_pd_mask(ssv, _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)))"
     assert.is_truthy(grouped:find(slow, 1, true))
-    -- row g's rs broadcast from the group's stack copy, stored first
-    local stash = grouped:find("float rq_m[4] __attribute__((aligned(16))); _mm_store_ps(rq_m, "
-      .. "_mm512_castps512_ps128(rq)); KG_IN_MEMORY(rq_m);", 1, true)
-    local get3 = grouped:find("const __m512 vr3 = _mm512_set1_ps(rq_m[3]);", 1, true)
+    -- the group's four rs copied to every 128-bit lane at the step's top,
+    -- row g's taken by an in-lane permute (no index vector)
+    local stash = grouped:find("const __m512 rq = rqc;\n      "
+      .. "const __m512 rq_b = _mm512_shuffle_f32x4(rq, rq, 0);", 1, true)
+    local get3 = grouped:find("const __m512 vr3 = _mm512_permute_ps(rq_b, 255);", 1, true)
     assert.is_truthy(stash and get3 and stash < get3)
     assert.is_falsy(grouped:find("_mm512_permutexvar_ps(_mm512_set1_epi32(3), rq)", 1, true))
     -- both paths ask for the same head of the next token (Q and K by their
@@ -951,7 +956,7 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(b:find("xs[", 1, true))
     -- the pair table's partial sum adds its halves; rs goes to both
     assert.is_truthy(b:find("hv3 = kgi_v2_part(tn1);", 1, true))
-    assert.is_truthy(b:find("const kgi_v2 vr0 = kgi_v2_dup(_mm512_set1_ps(rq_m[0]));", 1, true))
+    assert.is_truthy(b:find("const kgi_v2 vr0 = kgi_v2_dup(_mm512_permute_ps(rq_b, 0));", 1, true))
     -- f32 chains but has nothing to stage; AVX2 bf16 neither
     local f = grouped("ch_f_avx512")
     assert.is_truthy(f:find("(h + 8) < 32 ? q + t * q_stride + (h + 8) * 128 : (h + 8) - 32 < 8 ? k", 1, true))
