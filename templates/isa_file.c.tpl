@@ -61,7 +61,7 @@
 #endif
 /* KG_IN_MEMORY: an empty asm that may read and write the array a, so that a
  * value stored there is loaded back from it (a group's rs, broadcast from
- * memory: isa/avx512.lua g4.stash) instead of being forwarded in registers. */
+ * memory: isa/avx2.lua g4.stash) instead of being forwarded in registers. */
 #if defined(__GNUC__)
 #define KG_IN_MEMORY(a) __asm__ volatile("" : "+m"(a))
 #else

@@ -194,7 +194,11 @@ M.g4 = {
   part = function(v) return v end,
   sum4 = function(a, b, c, d) return "kgi_avx2_hsum4(" .. table.concat({ a, b, c, d }, ", ") .. ")" end,
   rs4 = function(s, dim, eps) return "kgi_avx2_rs4(" .. s .. ", " .. dim .. ", (double)" .. eps .. ")" end,
-  -- a group's rs broadcast from a stack copy (isa/avx512.lua M.g4.stash)
+  -- Why: a group's four rs go to a stack copy at the step's top (stash)
+  -- and each row's is broadcast from it (vbroadcastss, a load), not picked
+  -- by a permute with an index vector: decode 40 x 128 bf16 0.94x the time
+  -- built by GCC, 0.87x by clang, on a Zen 5 core (bench/RESULTS.md run
+  -- 51).  KG_IN_MEMORY keeps the compiler from forwarding the copy.
   stash = function(r)
     return "float " .. r .. "_m[4] __attribute__((aligned(16))); _mm_store_ps(" .. r
       .. "_m, _mm256_castps256_ps128(" .. r .. ")); KG_IN_MEMORY(" .. r .. "_m);"
