@@ -59,17 +59,11 @@
        * the next one's now and sum the group after it (qk_norm.c.tpl) */
       const $(V.g4.svt) ssv = ssc;
       const $(V.g4.rvt) rq = rqc;
-@   if V.g4.stash then
-      $(V.g4.stash("rq"))
-@   end
       ssc = snv;
       rqc = $(V.g4.rs4("snv", D, EPS));
 @ elseif V4 then
       const $(V.g4.svt) ssv = snv;
       const $(V.g4.rvt) rq = $(V.g4.rs4("ssv", D, EPS));
-@   if V.g4.stash then
-      $(V.g4.stash("rq"))
-@   end
 @ else
 @   for g = 0, G - 1 do
       const double ss$(g) = sn$(g);
@@ -77,6 +71,9 @@
 @   for g = 0, G - 1 do
       const float rs$(g) = $(row.rms_scale("ss" .. g, D, EPS));
 @   end
+@ end
+@ if V4 and V.g4.stash then
+      $(V.g4.stash("rq"))
 @ end
       if (more) {
 @ for g = 0, lf and 0 or G - 1 do

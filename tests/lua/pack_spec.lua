@@ -344,10 +344,11 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(grouped:find("snv = kgi_avx512_hsum4(hv0, hv1, hv2, hv3);", 1, true))
     local slow = "if (KG_UNLIKELY(_mm256_cmp_pd_mask(ssv, _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)))"
     assert.is_truthy(grouped:find(slow, 1, true))
-    -- the group's four rs copied to every 128-bit lane at the step's top,
-    -- row g's taken by an in-lane permute (no index vector)
-    local stash = grouped:find("const __m512 rq = rqc;\n      "
-      .. "const __m512 rq_b = _mm512_shuffle_f32x4(rq, rq, 0);", 1, true)
+    -- the group's four rs copied to every 128-bit lane at the step's top
+    -- (before the next group's sums), row g's taken by an in-lane permute
+    -- (no index vector)
+    local stash = grouped:find("rqc = kgi_avx512_rs4(snv, 128, (double)1e-06f);\n      "
+      .. "const __m512 rq_b = _mm512_shuffle_f32x4(rq, rq, 0);\n      if (more) {", 1, true)
     local get3 = grouped:find("const __m512 vr3 = _mm512_permute_ps(rq_b, 255);", 1, true)
     assert.is_truthy(stash and get3 and stash < get3)
     assert.is_falsy(grouped:find("_mm512_permutexvar_ps(_mm512_set1_epi32(3), rq)", 1, true))
