@@ -427,6 +427,19 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- the group two ahead and start the next group's rs a step early
   -- (rms_group.c.tpl, qk_norm.c.tpl), as `ahead2` does for rows
   env.ahead2_of = function(g) return g == 4 and V4 and env.chained(g) and V.ahead2_group == true end
+  -- `pairs_ok`: one-token calls (decode) of such token-major heads go
+  -- group after group through Q's heads then K's with two groups' rs in
+  -- one vector (V.g4.rs8) and sums four groups ahead (qk_norm.c.tpl),
+  -- where both head counts are multiples of 2 * 4, so that no pair
+  -- straddles Q and K, for 16-bit heads up to 128 wide and f32 heads of
+  -- 128.  Decode 40 x 128 on a Zen 5 core (bench/ab.sh, gcc / clang):
+  -- f32 0.95 / 0.97x the time, bf16 0.98 / 0.95x, f16 0.99 / 0.98x;
+  -- 40 x 64 bf16 0.93 / 0.85x, f16 0.95 / 0.95x, but f32 1.01 / 1.04x;
+  -- 40 x 256 bf16 1.55x (four step bodies of about 500 instructions a
+  -- call, twice the old code) (bench/RESULTS.md run 52)
+  env.pairs_ok = env.ahead2_of(4) and V.g4.rs8 ~= nil and k.layout == "token_major"
+    and k.num_heads % 8 == 0 and k.num_kv_heads % 8 == 0
+    and k.dim <= 128 and (k.dtype ~= "f32" or k.dim == 128)
   local function render_groups(g)
     env.G, env.V4, env.p = g, V4 and g == 4, pg
     env.ahead2g = env.ahead2_of(g)
@@ -437,6 +450,12 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
       env[rv.key .. "_group" .. g] = render(dirs, op.group, env)
+      if env.pairs_ok and g == 4 and not env.lf then
+        -- the same step for decode in pairs (qk_norm.c.tpl)
+        env.pair_step = true
+        env[rv.key .. "_pairs" .. g] = render(dirs, op.group, env)
+        env.pair_step = nil
+      end
       if V.head_major_groups and k.layout == "head_major" then
         -- head-major heads grouped across heads (qk_norm.c.tpl): the next
         -- group's rows are a head stride apart, not head_dim
@@ -453,6 +472,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.slow_fn = twin_text and "" or render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end
   env.group_of = function(key, g) return env[key .. "_group" .. g] end
+  env.pairs_of = function(key) return env[key .. "_pairs4"] end
   env.sums_of = function(g) return env["group_sums" .. g] end
   -- the line-frame twin (kernels/lines.lua) of grouped QK-norm heads or of
   -- streamed RMSNorm rows, for data off cache-line alignment

@@ -187,11 +187,75 @@ $(ind)}
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
 @ -- in-place pass for f32 head_dim 256 on a Zen 4 core).
+@ -- Decode in pairs (pack.lua `pairs_ok`; not the line frame): a one-token
+@ -- call takes its groups of 4 in order, Q's then K's, two a step, summing
+@ -- four groups ahead; each step's first group starts the rs of the
+@ -- next two in one vector (V.g4.rs8, whose sums are then a step old, so
+@ -- the longer chain does not wait), each group takes its four from the
+@ -- pair (V.g4.pick).  Same bits per row as the steps below.
+@ local function decode_pairs(g)
+@   local nq, nk = k.num_heads, k.num_kv_heads
+@   local total = util.int(nq + nk)
+@   -- the flat group f's first row (f < 4: the first groups, constants)
+@   local function first(f)
+@     if f * g < nq then return "q + " .. util.int(f * g) .. " * " .. D end
+@     return "k + " .. util.int(f * g - nq) .. " * " .. D
+@   end
+@   -- the group whose first row is head `at` of the call's q|k sequence
+@   -- (a C expression), when `at` < total
+@   local function ahead(at)
+@     return string.format("%s < %d ? q + (%s) * %s : k + (%s - %d) * %s", at, nq, at, D, at, nq, D)
+@   end
+  if (tokens == 1) {
+    /* one token (decode): groups in pairs, sums four groups ahead, two
+     * groups' rs in one vector (qk_norm.c.tpl decode_pairs) */
+    $(V.g4.svt) snv = $(V.g4.szero);
+@   for f = 0, 3 do
+    {
+@     for r = 0, g - 1 do
+      const $(CT) *xn$(r) = $(first(f)) + $(util.int(r * k.dim));
+@     end
+$(sums_of(g))
+    }
+    $(V.g4.svt) s$(f) = snv;
+@   end
+    $(V.g4.rvt) pa = $(V.g4.rs8("s0", "s1", D, EPS)), pb = pa;
+@   for _, L in ipairs({ { "q", nq, 0, "row_q" }, { "k", nk, nq, "row_k" } }) do
+@     local x, n, base, key = L[1], L[2], L[3], L[4]
+@     -- the position in the q|k sequence of this loop's head h + d
+@     local function pos(d) return base == 0 and ("h + " .. d) or ("h + " .. util.int(base + d)) end
+    for (size_t h = 0; h < $(util.int(n)); h += $(util.int(2 * g))) {
+      $(V.g4.svt) s4 = snv, s5 = snv;
+@     for half = 0, 1 do
+      {
+@       if half == 0 then
+        if ($(pos(2 * g)) < $(total)) pb = $(V.g4.rs8("s2", "s3", D, EPS));
+@       end
+@       for r = 0, g - 1 do
+        $(CT) *yr$(r) = $(x) + (h + $(util.int(half * g + r))) * $(D);
+        const $(CT) *xr$(r) = yr$(r);
+@         prefetch("        ", "yr" .. r, "0")
+@       end
+        const int more = $(pos(half * g + 4 * g)) < $(total);
+        const $(CT) *nx = more ? $(ahead(pos(half * g + 4 * g))) : q;
+        const $(V.g4.svt) ssv = s$(half);
+        const __m512 rq_b = $(V.g4.pick("pa", half == 1));
+$(pairs_of(key))
+        s$(4 + half) = snv;
+      }
+@     end
+      s0 = s2; s1 = s3; s2 = s4; s3 = s5; pa = pb;
+    }
+@   end
+    return;
+  }
+@ end
 @ local function all_rows(g)
 @   if k.layout == "token_major" then
 @     local chain = chained(g)
 @     local nq, nk = k.num_heads, k.num_kv_heads
 @     local two = chain and ahead2_of(g)
+@     if two and pairs_ok and not lf then decode_pairs(g) end
 @     if two then
 @       -- two groups ahead (rms_group.c.tpl, ahead2g): a step sums the
 @       -- group two after its own in the call's sequence of groups (Q's,

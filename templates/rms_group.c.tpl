@@ -14,6 +14,8 @@
 @ -- the frame also defines `more` and `nx`, the next group's first row (its
 @ -- rows follow at head_dim apart: the next heads, or the next loop's;
 @ -- nx_stride apart where that is set: head-major heads across heads).
+@ -- `pair_step` (pack.lua, decode in pairs): a body whose frame sets ssv and
+@ -- rq_b itself (qk_norm.c.tpl); the rest as ahead2g's.
 @ -- part "body": the step.  Same arithmetic per row as rms_row.c.tpl
 @ -- (bit-identical results); a group with a row for the slow path runs
 @ -- the row code on each of its rows.  `lf` (the line-frame twin,
@@ -54,7 +56,10 @@
 @ else
 @ local tests = {}
 @ for g = 0, G - 1 do tests[#tests + 1] = "(" .. slow_test:gsub("ss", "ss" .. g) .. ")" end
-@ if V4 and ahead2g then
+@ if V4 and pair_step then
+      /* decode in pairs: the frame set ssv, this group's sums, and rq_b,
+       * its rs in every 128-bit lane (qk_norm.c.tpl) */
+@ elseif V4 and ahead2g then
       /* two groups ahead: this group's rs was started a step ago; start
        * the next one's now and sum the group after it (qk_norm.c.tpl) */
       const $(V.g4.svt) ssv = ssc;
@@ -72,7 +77,7 @@
       const float rs$(g) = $(row.rms_scale("ss" .. g, D, EPS));
 @   end
 @ end
-@ if V4 and V.g4.stash then
+@ if V4 and V.g4.stash and not pair_step then
       $(V.g4.stash("rq"))
 @ end
       if (more) {

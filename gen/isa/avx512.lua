@@ -301,6 +301,19 @@ M.g4 = {
   -- of the index as well (bench/RESULTS.md run 51).
   stash = function(r) return "const __m512 " .. r .. "_b = _mm512_shuffle_f32x4(" .. r .. ", " .. r .. ", 0);" end,
   get = function(r, g) return "_mm512_permute_ps(" .. r .. "_b, " .. (g * 0x55) .. ")" end,
+  -- Why: two groups' rs in one vector (decode in pairs, qk_norm.c.tpl):
+  -- this core's divider takes as long for a vsqrtpd + vdivpd of 8 lanes
+  -- as of 4 (about 11.6 cycles on a Zen 5 core), so pairing halves its
+  -- share of a decode call (bench/RESULTS.md run 52).  rs8: lanes 0-3
+  -- group a's, 4-7 group b's, each lane the operations of rs4; pick: one
+  -- group's four (odd: b's) in every 128-bit lane, as stash leaves them.
+  szero = "_mm256_setzero_pd()",
+  rs8 = function(a, b, dim, eps)
+    return "kgi_avx512_rs8(" .. a .. ", " .. b .. ", " .. dim .. ", (double)" .. eps .. ")"
+  end,
+  pick = function(p, odd)
+    return "_mm512_shuffle_f32x4(" .. p .. ", " .. p .. ", " .. (odd and "0x55" or "0x00") .. ")"
+  end,
   -- the scalar slow test, !(ss <= FLT_MAX) [|| ss < tiny], on 4 lanes
   slow = function(s, tiny)
     local e = "_mm256_cmp_pd_mask(" .. s .. ", _mm256_set1_pd((double)FLT_MAX), _CMP_NLE_UQ)"
@@ -611,6 +624,16 @@ static inline __attribute__((unused)) ATTR __m512 kgi_avx512_rs4(__m256d s, doub
 {
   const __m256d m = _mm256_add_pd(_mm256_div_pd(s, _mm256_set1_pd(dim)), _mm256_set1_pd(eps));
   return _mm512_castps128_ps512(_mm256_cvtpd_ps(_mm256_div_pd(_mm256_set1_pd(1.0), _mm256_sqrt_pd(m))));
+}
+
+/* Why: the rs of two groups of four rows, group a's in lanes 0-3 and b's
+ * in lanes 4-7, each lane by the operations of kgi_avx512_rs4 (the same
+ * bits): one sqrt and one divide for eight rows. */
+static inline __attribute__((unused)) ATTR __m512 kgi_avx512_rs8(__m256d a, __m256d b, double dim, double eps)
+{
+  const __m512d s = _mm512_insertf64x4(_mm512_castpd256_pd512(a), b, 1);
+  const __m512d m = _mm512_add_pd(_mm512_div_pd(s, _mm512_set1_pd(dim)), _mm512_set1_pd(eps));
+  return _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_div_pd(_mm512_set1_pd(1.0), _mm512_sqrt_pd(m))));
 }
 
 /* Why: squares of 32 raw bf16 added pairwise into the 16 f32 lanes of acc

@@ -317,6 +317,8 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "qb", head_dim = 128, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "qb256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
+  { op = "qk_norm", name = "qb4", head_dim = 128, num_heads = 32, num_kv_heads = 4, dtype = "bf16" },
+  { op = "qk_norm", name = "q64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "rmsnorm", name = "r16", dim = 1024, dtype = "bf16" },
   { op = "rmsnorm", name = "r32", dim = 1024, dtype = "f32" },
 } }
@@ -328,9 +330,41 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- starts its chains before summing the next group
     local q = body(c, "gp_q128_avx512")
     assert.is_truthy(q:find("if (tokens <= 12) {", 1, true))
-    -- (past the line-frame twin's call and return)
-    local cut = q:find("    return;\n", q:find("if (tokens <= 12) {", 1, true), true)
+    -- (past the line-frame twin's call and return, and past the one-token
+    -- block below, which returns too)
+    local cut = q:find("    return;\n", q:find("/* token by token", q:find("if (tokens <= 12) {", 1, true), true), true)
     local grouped, stream = q:sub(1, cut), q:sub(cut)
+    -- one token (decode), 32 + 8 heads (multiples of 8): groups in pairs
+    -- through Q then K, sums four groups ahead, the first step of each
+    -- pair starting the next pair's rs in one vector (8 lanes); each
+    -- group takes its four lanes of the pair to every 128-bit lane
+    local d1 = grouped:find("  if (tokens == 1) {\n", 1, true)
+    local dend = grouped:find("\n    return;\n  }\n", d1, true)
+    assert.is_truthy(d1 and dend and d1 < grouped:find("/* token by token", 1, true))
+    local dec = grouped:sub(d1, dend)
+    assert.is_truthy(dec:find("const float *xn0 = q + 12 * 128 + 0;", 1, true)) -- (the fourth group first)
+    assert.is_truthy(dec:find("__m512 pa = kgi_avx512_rs8(s0, s1, 128, (double)1e-06f), pb = pa;", 1, true))
+    assert.is_truthy(dec:find("for (size_t h = 0; h < 32; h += 8) {", 1, true))
+    assert.is_truthy(dec:find("for (size_t h = 0; h < 8; h += 8) {", 1, true))
+    assert.is_truthy(dec:find("if (h + 8 < 40) pb = kgi_avx512_rs8(s2, s3, 128, (double)1e-06f);", 1, true))
+    assert.is_truthy(dec:find("if (h + 40 < 40) pb = kgi_avx512_rs8(s2, s3, 128, (double)1e-06f);", 1, true))
+    assert.is_truthy(dec:find("const int more = h + 20 < 40;", 1, true))
+    assert.is_truthy(dec:find("const float *nx = more ? h + 20 < 32 ? q + (h + 20) * 128 : "
+      .. "k + (h + 20 - 32) * 128 : q;", 1, true))
+    assert.is_truthy(dec:find("const __m512 rq_b = _mm512_shuffle_f32x4(pa, pa, 0x55);", 1, true))
+    assert.is_truthy(dec:find("s0 = s2; s1 = s3; s2 = s4; s3 = s5; pa = pb;", 1, true))
+    assert.is_falsy(dec:find("kgi_avx512_rs4", 1, true))
+    assert.is_falsy(dec:find("_mm512_shuffle_f32x4(rq, rq, 0)", 1, true))
+    -- not in the line frame (its own group code)
+    assert.is_falsy(body(c, "gp_q128_avx512_lf"):find("kgi_avx512_rs8", 1, true))
+    grouped = grouped:sub(1, d1) .. grouped:sub(dend) -- (the steps of every other call)
+    -- bf16 heads of 128 too; not wider 16-bit heads, f32 ones of 64, or 4
+    -- KV heads (one group: a pair would straddle Q and K)
+    assert.is_truthy(body(c, "gp_qb_avx512"):find("kgi_avx512_rs8", 1, true))
+    for _, n in ipairs({ "gp_qb256_avx512", "gp_q64_avx512", "gp_qb4_avx512" }) do
+      assert.is_falsy(body(c, n):find("kgi_avx512_rs8", 1, true), n)
+      assert.is_truthy(body(c, n):find("kgi_avx512_rs4", 1, true), n)
+    end
     assert.is_truthy(grouped:find("h += 4", 1, true))
     assert.is_falsy(stream:find("h += 4", 1, true))
     -- (AVX-512 groups of 4: two groups ahead, the next group's rs started
@@ -385,7 +419,7 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
       local at_l2 = at_else and part:find(l2, at_else, true)
       assert.is_truthy(at_if and at_else and at_l2, pf)
     end
-    local cutb = qb:find("    return;\n", qb:find("if (tokens <= ", 1, true), true)
+    local cutb = qb:find("    return;\n", qb:find("/* token by token", qb:find("if (tokens <= ", 1, true), true), true)
     for _, part in ipairs({ qb:sub(1, cutb), qb:sub(cutb) }) do
       both(part, "pfq")
       both(part, "pfk")
@@ -546,7 +580,8 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
       local q = body(c, n)
       local open = "if (tokens <= " .. most .. ") { /* <= 256 KiB of heads: groups of 4 */"
       assert.is_truthy(q:find(open, 1, true), n)
-      local cut2 = q:find("    return;\n", q:find(open, 1, true), true)
+      -- (past the one-token block of decode in pairs, which returns too)
+      local cut2 = q:find("    return;\n", q:find("/* token by token", q:find(open, 1, true), true), true)
       assert.is_truthy(q:sub(1, cut2):find("h += 4", 1, true), n)
       assert.is_falsy(q:sub(1, cut2):find("h += 2", 1, true), n)
       assert.is_truthy(q:sub(cut2):find("h += 2", 1, true), n)

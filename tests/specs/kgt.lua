@@ -11,7 +11,8 @@
 --    = 1 (Gemma), eps 1e-5, the smallest eps the spec accepts (tiny rows,
 --    where x^2 underflows and eps no longer hides it) and a large eps;
 --  * qk_norm with head_dim 33 (odd), 64, 80, 128, 256, GQA ratios 1 and 4,
---    both layouts, f32 / bf16 / f16, "hf", weight_offset, the smallest eps;
+--    both layouts, f32 / bf16 / f16, "hf", weight_offset, the smallest eps,
+--    head counts that are multiples of 8 (AVX-512 decode in pairs);
 --  * layernorm at dims 1, 5, 16, 17, 768, 1000, 4096 in every dtype, plus
 --    tails (7, 33, 129, 256) in f32.
 -- CPU backends only (the CUDA kernels are checked by their own suite); a
@@ -140,6 +141,11 @@ return {
     { op = "qk_norm", name = "qkn_f32_tm_d128_h4x4", head_dim = 128,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
       dtype = "f32" },
+    -- (one-token calls of head counts that are multiples of 8 go through
+    -- AVX-512's decode in pairs, qk_norm.c.tpl decode_pairs)
+    { op = "qk_norm", name = "qkn_f32_tm_d128_h16x8", head_dim = 128,
+      num_heads = 16, num_kv_heads = 8, eps = 1e-6, layout = "token_major",
+      dtype = "f32" },
     { op = "qk_norm", name = "qkn_f32_hm_d33_h4x4", head_dim = 33,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "head_major",
       dtype = "f32" },
@@ -184,6 +190,9 @@ return {
       dtype = "f16" },
     { op = "qk_norm", name = "qkn_f16_tm_d256_h8x2", head_dim = 256,
       num_heads = 8, num_kv_heads = 2, eps = 1e-6, layout = "token_major",
+      dtype = "f16" },
+    { op = "qk_norm", name = "qkn_f16_tm_d128_h8x8", head_dim = 128,
+      num_heads = 8, num_kv_heads = 8, eps = 1e-6, layout = "token_major",
       dtype = "f16" },
     { op = "qk_norm", name = "qkn_f16_hm_d33_h8x2", head_dim = 33,
       num_heads = 8, num_kv_heads = 2, eps = 1e-6, layout = "head_major",
