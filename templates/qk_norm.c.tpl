@@ -187,7 +187,9 @@ $(ind)}
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
 @ -- in-place pass for f32 head_dim 256 on a Zen 4 core).
-@ -- Decode in pairs (pack.lua `pairs_ok`; not the line frame): a one-token
+@ -- Decode in pairs (pack.lua `pairs_ok`; the line frame too where
+@ -- `pairs_lf`, carrying its shared lines from group to group within Q's
+@ -- and K's loops): a one-token
 @ -- call takes its groups of 4 in order, Q's then K's, two a step, summing
 @ -- four groups ahead; each step's first group starts the rs of the
 @ -- next two in one vector (V.g4.rs8, whose sums are then a step old, so
@@ -212,7 +214,7 @@ $(ind)}
     $(V.g4.svt) snv = $(V.g4.szero);
 @   for f = 0, 3 do
     {
-@     for r = 0, g - 1 do
+@     for r = 0, lf and 0 or g - 1 do
       const $(CT) *xn$(r) = $(first(f)) + $(util.int(r * k.dim));
 @     end
 $(sums_of(g))
@@ -224,6 +226,11 @@ $(sums_of(g))
 @     local x, n, base, key = L[1], L[2], L[3], L[4]
 @     -- the position in the q|k sequence of this loop's head h + d
 @     local function pos(d) return base == 0 and ("h + " .. d) or ("h + " .. util.int(base + d)) end
+    {
+@     if lf then
+    int carry = 0;        /* the group before wrote its first line... */
+    $(V.lf.svt) sprev = $(V.lf.szero); /* ...and left its last row's scale */
+@     end
     for (size_t h = 0; h < $(util.int(n)); h += $(util.int(2 * g))) {
       $(V.g4.svt) s4 = snv, s5 = snv;
 @     for half = 0, 1 do
@@ -233,18 +240,24 @@ $(sums_of(g))
 @       end
 @       for r = 0, g - 1 do
         $(CT) *yr$(r) = $(x) + (h + $(util.int(half * g + r))) * $(D);
+@         if not lf then
         const $(CT) *xr$(r) = yr$(r);
+@         end
 @         prefetch("        ", "yr" .. r, "0")
 @       end
         const int more = $(pos(half * g + 4 * g)) < $(total);
         const $(CT) *nx = more ? $(ahead(pos(half * g + 4 * g))) : q;
         const $(V.g4.svt) ssv = s$(half);
         const __m512 rq_b = $(V.g4.pick("pa", half == 1));
+@       if lf then
+        const int lastg = $(half == 1 and ("!(h + " .. util.int(2 * g) .. " < " .. util.int(n) .. ")") or "0");
+@       end
 $(pairs_of(key))
         s$(4 + half) = snv;
       }
 @     end
       s0 = s2; s1 = s3; s2 = s4; s3 = s5; pa = pb;
+    }
     }
 @   end
     return;
@@ -255,7 +268,7 @@ $(pairs_of(key))
 @     local chain = chained(g)
 @     local nq, nk = k.num_heads, k.num_kv_heads
 @     local two = chain and ahead2_of(g)
-@     if two and pairs_ok and not lf then decode_pairs(g) end
+@     if two and pairs_ok and (not lf or pairs_lf) then decode_pairs(g) end
 @     if two then
 @       -- two groups ahead (rms_group.c.tpl, ahead2g): a step sums the
 @       -- group two after its own in the call's sequence of groups (Q's,

@@ -127,6 +127,10 @@ KGE_MOVE(kge_cvtepu8_epi16, __m256i, __m512i, uint8_t, uint16_t, 32)
 KGE_MOVE(kge_cvtepu8_epi32, __m128i, __m512i, uint8_t, uint32_t, 16)
 KGE_MOVE(kge_cvtepi32_epi16, __m512i, __m256i, uint32_t, uint16_t, 16)
 KGE_MOVE(kge_cvtps_pd, __m256, __m512d, float, double, 8)
+/* f64 -> f32 rounds: C's conversion rounds as the instruction does under
+ * the default MXCSR (to nearest, ties to even; the kernels never change
+ * it).  kgi_avx512_rs8 (decode in pairs) uses it. */
+KGE_MOVE(kge_cvtpd_ps, __m512d, __m256, double, float, 8)
 
 /* f16 <-> f32 through the native F16C halves (the same instruction
  * semantics per element as the 512-bit forms). */
@@ -247,6 +251,7 @@ KGE_INL __m512 kge_dpbf16_ps(__m512 src, __mmask16 k, __m512bh a, __m512bh b)
 #define _mm512_cvtph_ps(a) kge_cvtph_ps(a)
 #define _mm512_cvtps_ph(a, imm) kge_cvtps_ph((a), (imm))
 #define _mm512_cvtps_pd(a) kge_cvtps_pd(a)
+#define _mm512_cvtpd_ps(a) kge_cvtpd_ps(a)
 #define _mm512_extractf32x8_ps(a, imm) kge_extractf32x8_ps((a), (imm))
 #define _mm512_permute_ps(a, imm) kge_permute_ps((a), (imm))
 #define _mm512_mask3_fmadd_ps(a, b, c, k) kge_mask3_fmadd_ps((a), (b), (c), (k))
