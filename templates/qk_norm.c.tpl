@@ -187,14 +187,14 @@ $(ind)}
 @ -- run 12 f32 ones asked for the head 4 KiB ahead in the q|k stream: the
 @ -- same head of the next token into L2 measured 1.48 -> 0.97 x the
 @ -- in-place pass for f32 head_dim 256 on a Zen 4 core).
-@ -- Decode in pairs (pack.lua `pairs_ok`; the line frame too where
-@ -- `pairs_lf`, carrying its shared lines from group to group within Q's
-@ -- and K's loops): a one-token
-@ -- call takes its groups of 4 in order, Q's then K's, two a step, summing
-@ -- four groups ahead; each step's first group starts the rs of the
-@ -- next two in one vector (V.g4.rs8, whose sums are then a step old, so
-@ -- the longer chain does not wait), each group takes its four from the
-@ -- pair (V.g4.pick).  Same bits per row as the steps below.
+@ -- Decode in pairs (pack.lua `pairs_ok`): a one-token call takes its
+@ -- groups of 4 in order, Q's then K's, two a step, summing four groups
+@ -- ahead; each step's first group starts the rs of the next two in one
+@ -- vector (V.g4.rs8, whose sums are then a step old, so the longer chain
+@ -- does not wait), each group takes its four from the pair (V.g4.pick).
+@ -- Same bits per row as the steps below.  The line frame too where
+@ -- `pairs_lf`, its shared lines carried from group to group within Q's
+@ -- loop and within K's.
 @ local function decode_pairs(g)
 @   local nq, nk = k.num_heads, k.num_kv_heads
 @   local total = util.int(nq + nk)
@@ -248,7 +248,7 @@ $(sums_of(g))
         const int more = $(pos(half * g + 4 * g)) < $(total);
         const $(CT) *nx = more ? $(ahead(pos(half * g + 4 * g))) : q;
         const $(V.g4.svt) ssv = s$(half);
-        const __m512 rq_b = $(V.g4.pick("pa", half == 1));
+        const $(V.g4.rvt) rq_b = $(V.g4.pick("pa", half == 1));
 @       if lf then
         const int lastg = $(half == 1 and ("!(h + " .. util.int(2 * g) .. " < " .. util.int(n) .. ")") or "0");
 @       end
