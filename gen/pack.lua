@@ -440,10 +440,6 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.pairs_ok = env.ahead2_of(4) and V.g4.rs8 ~= nil and k.layout == "token_major"
     and k.num_heads % 8 == 0 and k.num_kv_heads % 8 == 0
     and k.dim <= 128 and (k.dtype ~= "f32" or k.dim == 128)
-  -- and off line alignment (the line frame's twin) for f32 heads only:
-  -- decode 40 x 128 at 16 bytes into a line, time B / A, gcc / clang: f32
-  -- 0.98 / 0.95-0.96, but bf16 0.98 / 1.045-1.053 and f16 1.00 / 1.05
-  env.pairs_lf = k.dtype == "f32"
   local function render_groups(g)
     env.G, env.V4, env.p = g, V4 and g == 4, pg
     env.ahead2g = env.ahead2_of(g)
@@ -454,7 +450,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     for _, rv in ipairs(op.rows) do
       env.w, env.wv, env.rowtext = rv.w, rv.wv, env[rv.key]
       env[rv.key .. "_group" .. g] = render(dirs, op.group, env)
-      if env.pairs_ok and g == 4 and (not env.lf or env.pairs_lf) then
+      if env.pairs_ok and g == 4 then
         -- the same step for decode in pairs (qk_norm.c.tpl)
         env.pair_step = true
         env[rv.key .. "_pairs" .. g] = render(dirs, op.group, env)
@@ -489,6 +485,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   if use_lf or use_rows then
     -- defined first and with the slow path: the same frame with env.lf
     env.lf, env.lf_call, env.dot_call, env.slow_fn = true, nil, nil, slow_fn
+    -- decode in pairs off line alignment for f32 heads only: decode 40 x
+    -- 128 at 16 bytes into a line, time B / A, gcc / clang: f32 0.98 /
+    -- 0.95-0.96, but bf16 0.98 / 1.045-1.053 and f16 1.00 / 1.05
+    env.pairs_ok = env.pairs_ok and k.dtype == "f32"
     env.sym, env.linkage = env.sym .. "_lf", "static __attribute__((noinline)) "
   end
   if use_rows then

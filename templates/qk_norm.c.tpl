@@ -193,8 +193,8 @@ $(ind)}
 @ -- vector (V.g4.rs8, whose sums are then a step old, so the longer chain
 @ -- does not wait), each group takes its four from the pair (V.g4.pick).
 @ -- Same bits per row as the steps below.  The line frame too where
-@ -- `pairs_lf`, its shared lines carried from group to group within Q's
-@ -- loop and within K's.
+@ -- pack.lua leaves `pairs_ok` set for it, its shared lines carried from
+@ -- group to group within Q's loop and within K's.
 @ local function decode_pairs(g)
 @   local nq, nk = k.num_heads, k.num_kv_heads
 @   local total = util.int(nq + nk)
@@ -211,14 +211,8 @@ $(ind)}
   if (tokens == 1) {
     /* one token (decode): groups in pairs, sums four groups ahead, two
      * groups' rs in one vector (qk_norm.c.tpl decode_pairs) */
-    $(V.g4.svt) snv = $(V.g4.szero);
 @   for f = 0, 3 do
-    {
-@     for r = 0, lf and 0 or g - 1 do
-      const $(CT) *xn$(r) = $(first(f)) + $(util.int(r * k.dim));
-@     end
-$(sums_of(g))
-    }
+@     first_sums("    ", g, function(r) return first(f) .. " + " .. r .. " * " .. D end, f > 0)
     $(V.g4.svt) s$(f) = snv;
 @   end
     $(V.g4.rvt) pa = $(V.g4.rs8("s0", "s1", D, EPS)), pb = pa;
@@ -268,7 +262,7 @@ $(pairs_of(key))
 @     local chain = chained(g)
 @     local nq, nk = k.num_heads, k.num_kv_heads
 @     local two = chain and ahead2_of(g)
-@     if two and pairs_ok and (not lf or pairs_lf) then decode_pairs(g) end
+@     if two and pairs_ok then decode_pairs(g) end
 @     if two then
 @       -- two groups ahead (rms_group.c.tpl, ahead2g): a step sums the
 @       -- group two after its own in the call's sequence of groups (Q's,

@@ -307,7 +307,6 @@ M.g4 = {
   -- share of a decode call (bench/RESULTS.md run 52).  rs8: lanes 0-3
   -- group a's, 4-7 group b's, each lane the operations of rs4; pick: one
   -- group's four (odd: b's) in every 128-bit lane, as stash leaves them.
-  szero = "_mm256_setzero_pd()",
   rs8 = function(a, b, dim, eps)
     return "kgi_avx512_rs8(" .. a .. ", " .. b .. ", " .. dim .. ", (double)" .. eps .. ")"
   end,
