@@ -198,10 +198,12 @@ $(ind)}
 @ local function decode_pairs(g)
 @   local nq, nk = k.num_heads, k.num_kv_heads
 @   local total = util.int(nq + nk)
-@   -- the flat group f's first row (f < 4: the first groups, constants)
+@   -- the flat group f's first row (f < 4: the first groups, constants;
+@   -- past the last group q, whose sums go unused)
 @   local function first(f)
 @     if f * g < nq then return "q + " .. util.int(f * g) .. " * " .. D end
-@     return "k + " .. util.int(f * g - nq) .. " * " .. D
+@     if f * g < nq + nk then return "k + " .. util.int(f * g - nq) .. " * " .. D end
+@     return "q + 0 * " .. D
 @   end
 @   -- the group whose first row is head `at` of the call's q|k sequence
 @   -- (a C expression), when `at` < total
@@ -227,8 +229,15 @@ $(ind)}
 @     end
     for (size_t h = 0; h < $(util.int(n)); h += $(util.int(2 * g))) {
       $(V.g4.svt) s4 = snv, s5 = snv;
+@     -- a loop of an odd number of groups (K's of 4 heads) ends on a lone
+@     -- one: its partner's half of the step is skipped
+@     local lone = n % (2 * g) ~= 0
 @     for half = 0, 1 do
+@       if half == 1 and lone then
+      if (h + $(util.int(g)) < $(util.int(n))) {
+@       else
       {
+@       end
 @       if half == 0 then
         if ($(pos(2 * g)) < $(total)) pb = $(V.g4.rs8("s2", "s3", D, EPS));
 @       end
@@ -244,7 +253,9 @@ $(ind)}
         const $(V.g4.svt) ssv = s$(half);
         const $(V.g4.rvt) rq_b = $(V.g4.pick("pa", half == 1));
 @       if lf then
-        const int lastg = $(half == 1 and ("!(h + " .. util.int(2 * g) .. " < " .. util.int(n) .. ")") or "0");
+@         local lastg = half == 1 and ("!(h + " .. util.int(2 * g) .. " < " .. util.int(n) .. ")")
+@           or lone and ("!(h + " .. util.int(g) .. " < " .. util.int(n) .. ")") or "0"
+        const int lastg = $(lastg);
 @       end
 $(pairs_of(key))
         s$(4 + half) = snv;

@@ -318,6 +318,7 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
   { op = "qk_norm", name = "qb256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "bf16" },
   { op = "qk_norm", name = "q256", head_dim = 256, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "qk_norm", name = "qb4", head_dim = 128, num_heads = 32, num_kv_heads = 4, dtype = "bf16" },
+  { op = "qk_norm", name = "qb28", head_dim = 128, num_heads = 28, num_kv_heads = 4, dtype = "bf16" },
   { op = "qk_norm", name = "q64", head_dim = 64, num_heads = 32, num_kv_heads = 8, dtype = "f32" },
   { op = "rmsnorm", name = "r16", dim = 1024, dtype = "bf16" },
   { op = "rmsnorm", name = "r32", dim = 1024, dtype = "f32" },
@@ -370,10 +371,16 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_falsy(body(c, "gp_qb_avx512_lf"):find("kgi_avx512_rs8", 1, true))
     assert.is_truthy(body(c, "gp_qb_avx512_lf"):find("kgi_avx512_rs4", 1, true))
     grouped = grouped:sub(1, d1) .. grouped:sub(dend) -- (the steps of every other call)
-    -- bf16 heads of 128 too; not wider 16-bit heads, f32 ones of 64, or 4
-    -- KV heads (one group: a pair would straddle Q and K)
+    -- bf16 heads of 128 too, and 4 KV heads (K's lone group ends the call,
+    -- its partner's half skipped); not wider 16-bit heads, f32 ones of 64,
+    -- or Q heads not a multiple of 8 (a pair would straddle Q and K)
     assert.is_truthy(body(c, "gp_qb_avx512"):find("kgi_avx512_rs8", 1, true))
-    for _, n in ipairs({ "gp_qb256_avx512", "gp_q64_avx512", "gp_qb4_avx512" }) do
+    local qb4 = body(c, "gp_qb4_avx512")
+    assert.is_truthy(qb4:find("kgi_avx512_rs8", 1, true))
+    local k4 = qb4:find("for (size_t h = 0; h < 4; h += 8) {", 1, true)
+    assert.is_truthy(k4 and qb4:find("      if (h + 4 < 4) {\n", k4, true))
+    assert.is_falsy(dec:find("if (h + 4 < ", 1, true)) -- (32 + 8: no lone group)
+    for _, n in ipairs({ "gp_qb256_avx512", "gp_q64_avx512", "gp_qb28_avx512" }) do
       assert.is_falsy(body(c, n):find("kgi_avx512_rs8", 1, true), n)
       assert.is_truthy(body(c, n):find("kgi_avx512_rs4", 1, true), n)
     end

@@ -141,11 +141,19 @@ return {
     { op = "qk_norm", name = "qkn_f32_tm_d128_h4x4", head_dim = 128,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
       dtype = "f32" },
-    -- (one-token calls of head counts that are multiples of 8 go through
+    -- (one-token calls of Q head counts that are multiples of 8 go through
     -- AVX-512's decode in pairs, qk_norm.c.tpl decode_pairs)
     { op = "qk_norm", name = "qkn_f32_tm_d128_h16x8", head_dim = 128,
       num_heads = 16, num_kv_heads = 8, eps = 1e-6, layout = "token_major",
       dtype = "f32" },
+    -- (and where K's 4 heads make a lone last group: 8 + 4 f32 heads, three
+    -- groups, the fourth group's sums read from q and unused; 16 + 4 bf16)
+    { op = "qk_norm", name = "qkn_f32_tm_d128_h8x4", head_dim = 128,
+      num_heads = 8, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
+      dtype = "f32" },
+    { op = "qk_norm", name = "qkn_bf16_tm_d128_h16x4", head_dim = 128,
+      num_heads = 16, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
+      dtype = "bf16" },
     { op = "qk_norm", name = "qkn_f32_hm_d33_h4x4", head_dim = 33,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "head_major",
       dtype = "f32" },
