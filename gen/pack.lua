@@ -432,11 +432,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- one vector (V.g4.rs8) and sums four groups ahead (qk_norm.c.tpl),
   -- where Q's head count is a multiple of 2 * 4, so that no pair
   -- straddles Q and K (K's may end on a lone group: 4 KV heads), for
-  -- 16-bit heads up to 128 wide and f32 heads of 128.  Decode 40 x 128 on a Zen 5 core (bench/ab.sh, gcc / clang):
-  -- f32 0.95 / 0.97x the time, bf16 0.98 / 0.95x, f16 0.99 / 0.98x;
-  -- 40 x 64 bf16 0.93 / 0.85x, f16 0.95 / 0.95x, but f32 1.01 / 1.04x;
-  -- 40 x 256 bf16 1.55x (four step bodies of about 500 instructions a
-  -- call, twice the old code) (bench/RESULTS.md run 52)
+  -- 16-bit heads up to 128 wide and f32 heads of 128.  Decode 40 x 128
+  -- on a Zen 5 core (bench/ab.sh, gcc / clang): f32 0.95 / 0.97x the
+  -- time, bf16 0.98 / 0.95x, f16 0.99 / 0.98x; 40 x 64 bf16 0.93 /
+  -- 0.85x, f16 0.95 / 0.95x, but f32 1.01 / 1.04x; 40 x 256 bf16 1.55x
+  -- (four step bodies of about 500 instructions a call, twice the old
+  -- code) (bench/RESULTS.md run 52); 32 + 4 x 128 bf16 0.98 / 0.92x,
+  -- f32 1.00 / 0.99x (run 53)
   env.pairs_ok = env.ahead2_of(4) and V.g4.rs8 ~= nil and k.layout == "token_major"
     and k.num_heads % 8 == 0 and k.num_kv_heads % 4 == 0
     and k.dim <= 128 and (k.dtype ~= "f32" or k.dim == 128)
