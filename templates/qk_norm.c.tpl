@@ -253,9 +253,9 @@ $(ind)}
         const $(V.g4.svt) ssv = s$(half);
         const $(V.g4.rvt) rq_b = $(V.g4.pick("pa", half == 1));
 @       if lf then
-@         local lastg = half == 1 and ("!(h + " .. util.int(2 * g) .. " < " .. util.int(n) .. ")")
-@           or lone and ("!(h + " .. util.int(g) .. " < " .. util.int(n) .. ")") or "0"
-        const int lastg = $(lastg);
+@         -- this group the loop's last: only a step's second, or a lone first
+@         local last = "!(h + " .. util.int((half + 1) * g) .. " < " .. util.int(n) .. ")"
+        const int lastg = $((half == 1 or lone) and last or "0");
 @       end
 $(pairs_of(key))
         s$(4 + half) = snv;
