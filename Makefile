@@ -12,6 +12,8 @@ BUILD := build
 CC ?= cc
 CSTD := -std=c11
 WARN := -Wall -Wextra -Werror
+# a pack's files also under -Wshadow, which embedding builds often add
+PACK_WARN := $(WARN) -Wshadow
 CFLAGS ?= -O2 -g
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
@@ -121,7 +123,8 @@ test-kernels-lf: $(BUILD)/test_kernels
 	done; done
 
 # Why: the pack's promise to embedders: every file compiles warning-free
-# under gcc and clang, and with a plain `cc -O2 -c` (no target flags).
+# under gcc and clang (-Wall -Wextra -Wshadow), and with a plain
+# `cc -O2 -c` (no target flags).
 # And no masked vdpbf16ps in the objects: the generator writes none, as
 # GCC gives its mask 8 bits and may load it with kmovb, dropping lanes
 # 8-15 (line_terms in gen/kernels/lines.lua).  And no vcvtps2ph storing
@@ -135,7 +138,7 @@ test-kernels-lf: $(BUILD)/test_kernels
 test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUILD)
 	@set -e; for p in $(OUT)/kgt $(OUT)/$(DEMO_NAME); do \
 	  for f in $$p/*.c; do \
-	    for c in gcc clang; do $$c $(CSTD) -O2 $(WARN) -c $$f -o $(BUILD)/cc_check.o; \
+	    for c in gcc clang; do $$c $(CSTD) -O2 $(PACK_WARN) -c $$f -o $(BUILD)/cc_check.o; \
 	      if objdump -d $(BUILD)/cc_check.o | grep -q 'vdpbf16ps.*{%k'; then \
 	        echo "$$f ($$c): a masked vdpbf16ps (see line_terms in gen/kernels/lines.lua)"; exit 1; fi; \
 	      case $$c$$f in clang*_avx2.c) if objdump -d $(BUILD)/cc_check.o | grep -qE 'vcvtps2ph +[^ ]*,%ymm[0-9]+,[^%]'; then \
@@ -145,7 +148,7 @@ test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUIL
 	    done; \
 	    cc -O2 -c $$f -o $(BUILD)/cc_check.o; \
 	  done; \
-	done; echo "packs compile: gcc, clang -Wall -Wextra -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2, no second bf16 loads in gcc's x86: ok"
+	done; echo "packs compile: gcc, clang -Wall -Wextra -Wshadow -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2, no second bf16 loads in gcc's x86: ok"
 
 TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf test-packs-compile
 

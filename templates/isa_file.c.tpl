@@ -21,6 +21,13 @@
 #define KG_NOINLINE __attribute__((noinline, cold))
 #define KG_ALWAYS_INLINE inline __attribute__((always_inline))
 #define KG_NAN __builtin_nanf("")
+/* A row's body is written once and entered again in an inner block with
+ * r, xr, xn, yr and its sums bound anew (the slow path's retake, the
+ * non-temporal pairs' rows one at a time: nt_rows.c.tpl): shadowing on
+ * purpose, so an embedding build's -Wshadow stays quiet here. */
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wshadow"
+#endif
 /* KG_PIN: clang (not GCC) sinks a group's sums of squares, pure arithmetic on
  * loads that must stay above the step's stores, down past those stores to
  * where the next step uses them, so every loaded vector stays live across
