@@ -102,16 +102,16 @@ function M.load(dtype, base, off)
   local p = base .. " + " .. off
   if dtype == "f32" then return "_mm256_loadu_ps(" .. p .. ")" end
   if dtype == "bf16" then return "kgi_avx2_load_bf16(" .. p .. ")" end
-  return "_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(" .. p .. ")))"
+  return "_mm256_cvtph_ps(_mm_loadu_si128((const void *)(" .. p .. ")))"
 end
 
 function M.store(dtype, base, off, _, v)
   local p = base .. " + " .. off
   if dtype == "f32" then return "_mm256_storeu_ps(" .. p .. ", " .. v .. ");" end
   if dtype == "bf16" then
-    return "_mm_storeu_si128((__m128i *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
+    return "_mm_storeu_si128((void *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
   end
-  return "_mm_storeu_si128((__m128i *)(" .. p .. "), kgi_avx2_to_f16(" .. v .. "));"
+  return "_mm_storeu_si128((void *)(" .. p .. "), kgi_avx2_to_f16(" .. v .. "));"
 end
 
 -- Why: one staging routine (P.stage, M.f16.stage): the full blocks of W
@@ -143,9 +143,9 @@ function M.store_nt(dtype, base, off, v)
   local p = base .. " + " .. off
   if dtype == "f32" then return "_mm256_stream_ps(" .. p .. ", " .. v .. ");" end
   if dtype == "bf16" then
-    return "_mm_stream_si128((__m128i *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
+    return "_mm_stream_si128((void *)(" .. p .. "), kgi_avx2_to_bf16(" .. v .. "));"
   end
-  return "_mm_stream_si128((__m128i *)(" .. p .. "), kgi_avx2_to_f16(" .. v .. "));"
+  return "_mm_stream_si128((void *)(" .. p .. "), kgi_avx2_to_f16(" .. v .. "));"
 end
 
 -- Why: f32 rows of a large out-of-place call with y off 32-byte alignment
@@ -247,11 +247,11 @@ end
 local function storers(pack)
   local function store(dtype, base, off, _, v)
     need_bf16(dtype)
-    return "_mm256_storeu_si256((__m256i *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
+    return "_mm256_storeu_si256((void *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
   end
   local function store_nt(dtype, base, off, v)
     need_bf16(dtype)
-    return "_mm256_stream_si256((__m256i *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
+    return "_mm256_stream_si256((void *)(" .. base .. " + " .. off .. "), " .. pack .. "(" .. v .. "));"
   end
   return store, store_nt
 end
@@ -349,7 +349,7 @@ static inline __attribute__((unused)) ATTR double kgi_avx2_hsum_pd(__m256d v)
 /* 8 bf16 -> 8 f32: bf16 is the high half of an f32, so widen and shift. */
 static inline __attribute__((unused)) ATTR __m256 kgi_avx2_load_bf16(const kg_bf16 *p)
 {
-  __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+  __m256i u = _mm256_cvtepu16_epi32(_mm_loadu_si128((const void *)p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(u, 16));
 }
 
@@ -409,7 +409,7 @@ TYPES_HERE/* 16 packed bf16 -> even/odd f32: a shift and an and, no shuffle; one
  * load (KG_ONE_LOAD: GCC would read the vector again for the and). */
 static inline __attribute__((unused)) ATTR kgi_a2 kgi_a2_ld(const kg_bf16 *p)
 {
-  __m256i u = _mm256_loadu_si256((const __m256i *)p);
+  __m256i u = _mm256_loadu_si256((const void *)p);
   KG_ONE_LOAD(u);
   kgi_a2 r = { _mm256_castsi256_ps(_mm256_slli_epi32(u, 16)),
                _mm256_castsi256_ps(_mm256_and_si256(u, _mm256_set1_epi32((int)0xffff0000u))) };
@@ -440,7 +440,7 @@ static inline __attribute__((unused)) ATTR __m256i kgi_a2_pack_ta(kgi_a2 v)
 }
 
 ]]):gsub("TYPES_HERE", function() return pair.c_types(M, "kgi_a2", "kgi_aw2", "avx2") .. "\n" end)
-  local half = "_mm256_stream_si256((__m256i *)(d + i + OFF), _mm256_loadu_si256((const __m256i *)(s + i + OFF)));"
+  local half = "_mm256_stream_si256((void *)(d + i + OFF), _mm256_loadu_si256((const void *)(s + i + OFF)));"
   text = text .. pair.c_nt_row(half:gsub("OFF", "0") .. "\n    " .. half:gsub("OFF", "32"))
   text = text .. NT_STREAM
   text = text .. pair.c_ops(M, "kgi_a2", "kgi_aw2", 8, "_mm256_store_ps", "_mm256_load_ps")

@@ -115,7 +115,7 @@ function M.load(dtype, base, off, n, m, inside)
     return "_mm512_maskz_loadu_ps(" .. mask(n) .. ", " .. p .. ")"
   end
   local h
-  if full then h = "_mm256_loadu_si256((const __m256i *)(" .. p .. "))"
+  if full then h = "_mm256_loadu_si256((const void *)(" .. p .. "))"
   else h = "_mm256_maskz_loadu_epi16(" .. mask(n) .. ", " .. p .. ")" end
   if dtype == "bf16" then return "kgi_avx512_bf16_to_ps(" .. h .. ")" end
   return "_mm512_cvtph_ps(" .. h .. ")"
@@ -132,7 +132,7 @@ function M.store(dtype, base, off, n, v, m)
   local h
   if dtype == "bf16" then h = "kgi_avx512_to_bf16(" .. v .. ")"
   else h = "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
-  if full then return "_mm256_storeu_si256((__m256i *)(" .. p .. "), " .. h .. ");" end
+  if full then return "_mm256_storeu_si256((void *)(" .. p .. "), " .. h .. ");" end
   return "_mm256_mask_storeu_epi16(" .. p .. ", " .. mask(n) .. ", " .. h .. ");"
 end
 
@@ -144,7 +144,7 @@ function M.store_nt(dtype, base, off, v)
   local h
   if dtype == "bf16" then h = "kgi_avx512_to_bf16(" .. v .. ")"
   else h = "_mm512_cvtps_ph(" .. v .. ", _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)" end
-  return "_mm256_stream_si256((__m256i *)(" .. p .. "), " .. h .. ");"
+  return "_mm256_stream_si256((void *)(" .. p .. "), " .. h .. ");"
 end
 
 -- Why: what store_nt writes, where it is one full register (f32); 16-bit

@@ -273,7 +273,7 @@ return { name = "sh", dtype = "f16", kernels = {
     assert.is_truthy(r:find("float ws_w[1008] __attribute__((aligned(64)));", 1, true))
     assert.is_truthy(r:find("_mm512_store_ps(ws_w + 992, _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(", 1, true))
     assert.is_truthy(r:find("_mm512_load_ps(ws_w + (", 1, true))
-    local _, conv = r:gsub("_mm512_cvtph_ps%(_mm256_loadu_si256%(%(const __m256i %*%)%(w %+", "")
+    local _, conv = r:gsub("_mm512_cvtph_ps%(_mm256_loadu_si256%(%(const void %*%)%(w %+", "")
     assert.equals(1, conv) -- the staging loop's
     -- past the stage limit, and f32, nothing staged
     assert.is_falsy(body(c, "sh_big_avx512"):find("ws_w", 1, true))
@@ -556,7 +556,7 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     for _, b in ipairs({ "", "b" }) do
       assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 2048) + i * 2 + 64"
         .. " + (i * 2 + 64 + 2048 >= 8192 ? (2 * x_stride) * 2 - 8192 : 0)), 0, 3); "
-        .. "_mm256_stream_si256((__m256i *)(yr" .. b .. " + i + 32), ", 1, true), b)
+        .. "_mm256_stream_si256((void *)(yr" .. b .. " + i + 32), ", 1, true), b)
     end
     assert.is_falsy(lnt:find("i * 2 + 32 + (", 1, true))
     assert.is_falsy(lnt:find("xp", 1, true))
