@@ -12,8 +12,8 @@ BUILD := build
 CC ?= cc
 CSTD := -std=c11
 WARN := -Wall -Wextra -Werror
-# a pack's files also under -Wshadow and -Wcast-align, which embedding builds often add
-PACK_WARN := $(WARN) -Wshadow -Wcast-align
+# a pack's files also under warnings embedding builds often add
+PACK_WARN := $(WARN) -Wshadow -Wcast-align -Wdouble-promotion
 CFLAGS ?= -O2 -g
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS = $(shell pkg-config --libs check 2>/dev/null)
@@ -123,8 +123,8 @@ test-kernels-lf: $(BUILD)/test_kernels
 	done; done
 
 # Why: the pack's promise to embedders: every file compiles warning-free
-# under gcc and clang (-Wall -Wextra -Wshadow -Wcast-align), and with a plain
-# `cc -O2 -c` (no target flags).
+# under gcc and clang (-Wall -Wextra -Wshadow -Wcast-align
+# -Wdouble-promotion), and with a plain `cc -O2 -c` (no target flags).
 # And no masked vdpbf16ps in the objects: the generator writes none, as
 # GCC gives its mask 8 bits and may load it with kmovb, dropping lanes
 # 8-15 (line_terms in gen/kernels/lines.lua).  And no vcvtps2ph storing
@@ -148,7 +148,7 @@ test-packs-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(BUIL
 	    done; \
 	    cc -O2 -c $$f -o $(BUILD)/cc_check.o; \
 	  done; \
-	done; echo "packs compile: gcc, clang -Wall -Wextra -Wshadow -Wcast-align -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2, no second bf16 loads in gcc's x86: ok"
+	done; echo "packs compile: gcc, clang -Wall -Wextra -Wshadow -Wcast-align -Wdouble-promotion -Werror and plain cc -O2 -c, no masked vdpbf16ps, no vcvtps2ph to memory in clang's AVX2, no second bf16 loads in gcc's x86: ok"
 
 TEST_TARGETS += lint busted test-runtime test-kernels test-kernels-nt test-kernels-nobf16 test-kernels-lf test-packs-compile
 

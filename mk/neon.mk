@@ -5,7 +5,8 @@
 # fork hang there.
 #   test-neon-compile  every .c of the test pack (kgt) and the demo pack
 #                      compiles for aarch64 with gcc and clang -Wall -Wextra
-#                      -Wshadow -Wcast-align -Werror and with a plain `-O2 -c`; the guards hold:
+#                      -Wshadow -Wcast-align -Wdouble-promotion -Werror and
+#                      with a plain `-O2 -c`; the guards hold:
 #                      the x86 files define no function on aarch64, the neon
 #                      file defines none on this host unless it is aarch64,
 #                      and defines every neon kernel on aarch64
@@ -66,7 +67,7 @@ test-neon-compile: $(OUT)/kgt/kgt.h $(OUT)/$(DEMO_NAME)/$(DEMO_NAME).h | $(A64_B
 	    esac; \
 	  done; \
 	done; \
-	echo "neon compile: aarch64 gcc, clang -Wall -Wextra -Wshadow -Wcast-align -Werror and plain -O2 -c: ok; guards: ok"
+	echo "neon compile: aarch64 gcc, clang -Wall -Wextra -Wshadow -Wcast-align -Wdouble-promotion -Werror and plain -O2 -c: ok; guards: ok"
 
 # Why: fail loudly when the emulator is missing (an aarch64 leg that did not
 # run must not read as passed).

@@ -40,7 +40,7 @@ function M.prelude() return "" end
 -- the scalar variant is the accurate baseline SIMD is compared with.
 M.acc_vt = "double"
 function M.acc_zero() return "0.0" end
-function M.acc_fma(a, b, c) return "(" .. c .. " + (double)" .. a .. " * " .. b .. ")" end
+function M.acc_fma(a, b, c) return "(" .. c .. " + (double)" .. a .. " * (double)" .. b .. ")" end
 function M.acc_add(c, a) return "(" .. c .. " + (double)" .. a .. ")" end
 function M.acc_hsum(v) return v end
 
