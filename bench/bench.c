@@ -636,6 +636,8 @@ static void kb_usage(FILE *f)
           "  --dat FILE      write the gnuplot data (bench/plot.gp)\n"
           "  --rounds N      rounds per shape (default 101, DRAM shapes 31)\n"
           "  --dram-mib N    rotate DRAM shapes over at least N MiB (default 512)\n"
+          "  --l2-kib N      rotate L2 shapes over at most N KiB (default half the L2;\n"
+          "                  256 sets at most): where a harness's rotation leaves them\n"
           "  --offset N      x and y start N bytes past a 64-byte boundary (default 0;\n"
           "                  a malloc'd buffer: 16), rounded down to whole elements\n"
           "  --k-shift N     QK-norm: k starts N more bytes into its line than q (default 0;\n"
@@ -694,6 +696,7 @@ int main(int argc, char **argv)
   memset(&o, 0, sizeof o);
   int list = 0, rounds = 0;
   long dram_mib = 512;
+  long l2_kib = 0;           /* --l2-kib: 0 = half the L2 */
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     const int more = i + 1 < argc;
@@ -728,6 +731,8 @@ int main(int argc, char **argv)
       o.woff = (size_t)v;
     } else if (more && !strcmp(a, "--dram-mib")) {
       if (kb_arg_long("--dram-mib", argv[++i], 1, 65536, &dram_mib)) return 2;
+    } else if (more && !strcmp(a, "--l2-kib")) {
+      if (kb_arg_long("--l2-kib", argv[++i], 1, 1 << 20, &l2_kib)) return 2;
     } else {
       fprintf(stderr, "bench: unknown or incomplete option: %s\n", a);
       kb_usage(stderr);
@@ -741,7 +746,7 @@ int main(int argc, char **argv)
   meta.l1d = kb_sys_cache_l1d();
   meta.l2 = kb_sys_cache_l2();
   meta.l3 = kb_sys_cache_l3();
-  o.l2_target = meta.l2 ? meta.l2 / 2 : ((size_t)512 << 10);
+  o.l2_target = l2_kib ? (size_t)l2_kib << 10 : meta.l2 ? meta.l2 / 2 : ((size_t)512 << 10);
   o.llc_target = (size_t)16 << 20;
   if (meta.l3 && meta.l3 / 2 < o.llc_target) o.llc_target = meta.l3 / 2;
   /* DRAM shapes: 512 MiB of other data between two uses of a set (raise

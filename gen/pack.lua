@@ -350,15 +350,17 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- in-place ops with short register-resident rows: G rows per step, one
   -- group ahead (rms_group.c.tpl), for calls whose rows fit in the caches
   -- (qk_norm.c.tpl picks at run time).  Not for rows over 512 bytes
-  -- (measured slower: f32 head_dim 256), which hide their own chain, nor
-  -- for the scalar table.
+  -- (measured slower: f32 head_dim 256), which hide
+  -- their own chain, unless the table says so, nor for the scalar table.
   -- Tables marked group_unrolled (AVX2) group such rows even where their
   -- registers stream them (row.plan_unrolled, env.p while rendering the
   -- group code): on a Zen 4 core AVX2 decode 40 x 128 bf16 1.21 -> 0.60 us,
   -- f32 0.65 -> 0.53 us, prefill 2048 x 40 x 128 bf16 2.5 -> 1.3 ms
   -- (bench/RESULTS.md run 14).  A table's group_row_bytes raises the
-  -- 512-byte limit (AVX2: 1 KiB).
+  -- 512-byte limit (AVX2: 1 KiB), its group_row_bytes_tm for token-major
+  -- heads only (AVX-512: 1 KiB).
   local pg, group_max = p, V.group_row_bytes or GROUP_ROW_BYTES
+  if V.group_row_bytes_tm and k.layout == "token_major" then group_max = V.group_row_bytes_tm end
   if op.group and V.group_unrolled and env.row_bytes <= group_max then pg = row.plan_unrolled(p) or p end
   env.G = (op.group and pg.in_regs and V.name ~= "scalar" and env.row_bytes <= group_max) and GROUP or 1
   -- tables marked pair_groups (AVX2, AVX-512): token-major heads whose counts are

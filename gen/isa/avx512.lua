@@ -71,6 +71,16 @@ local M = {
   -- (RESULTS run 27).  Pairs stay the floor: 256 bytes (head_dim 64 in
   -- pairs) took 1.15-1.33x the time there
   long_group_bytes = 512,
+  -- token-major QK-norm heads of up to 1 KiB (f32 head_dim 256) go in
+  -- groups of 4 too, as on AVX2 (gen/pack.lua; 512 bytes elsewhere), with
+  -- their line-frame twin.  Decode 32 + 8 x 256 f32 on a Zen 5 core, time
+  -- B / A (bench/ab.sh): gcc 0.86, clang 0.84; at 16 bytes into a line
+  -- 0.97 / 0.93; with nothing rotated (data in L1) 0.65; 2048-token
+  -- prefill unchanged (its calls stream head by head).  Not head-major:
+  -- its decode took 0.75x the time there, but its 2048-token prefill
+  -- (the same loop text, compiled into the larger function) 1.05x, on
+  -- every copy of the binary (bench/RESULTS.md run 55)
+  group_row_bytes_tm = 1024,
   -- head-major QK-norm rows prefetch 1 KiB ahead in their head, not 4
   -- (gen/pack.lua HM_PF_BYTES): 2048-token prefill of 32 + 8 heads on a
   -- Zen 4 core, builds alternated, head_dim 128 and 256 took 0.74-0.81x

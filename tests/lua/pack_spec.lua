@@ -418,11 +418,14 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 2);", 1, true))
     assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 2);", 1, true))
     assert.is_truthy(stream:find("__builtin_prefetch((const char *)yr + pfq + 448, 0, 2);", 1, true))
-    -- 1 KiB heads are not grouped: they stream at every length
+    -- 1 KiB heads go grouped too (group_row_bytes) in calls of up to 6
+    -- tokens (256 KiB), head by head beyond
     local wide = body(c, "gp_q256_avx512")
-    assert.is_falsy(wide:find("h += 4", 1, true))
-    assert.is_falsy(wide:find("if (tokens <= ", 1, true))
-    assert.is_truthy(wide:find("__builtin_prefetch((const char *)yr + pfk + 960, 0, 2);", 1, true))
+    local wlong = wide:find("    return;\n  }\n", wide:find("if (tokens <= 6) {", 1, true), true)
+    assert.is_truthy(wlong)
+    assert.is_truthy(wide:sub(1, wlong):find("h += 4", 1, true))
+    assert.is_falsy(wide:sub(wlong):find("h += 4", 1, true))
+    assert.is_truthy(wide:sub(wlong):find("__builtin_prefetch((const char *)yr + pfk + 960, 0, 2);", 1, true))
     -- 10 KiB of bf16 heads a token: into L1 where the runtime says so
     -- (read once per call), else into L2, in both paths
     local qb = body(c, "gp_qb_avx512")
@@ -741,8 +744,16 @@ return { name = "lf", isa = { "scalar", "avx2", "avx512" }, kernels = {
     end
     assert.is_truthy(body(c, "lf_b128_avx512_bf16dot"):find("float ws_q_w[128]", 1, true))
     assert.is_truthy(body(c, "lf_hm_avx512_lf"):find("float ws_q_w[128]", 1, true))
-    -- not for rows under 4 lines, f16 (256-bit halves), tails, streamed heads, AVX2
-    for _, n in ipairs({ "lf_b64_avx512", "lf_h128_avx512", "lf_f72_avx512", "lf_f256_avx512" }) do
+    -- f32 heads of 1 KiB go in groups of 4 too (group_row_bytes), up to
+    -- 256 KiB of heads (6 tokens), so they have a twin; longer calls stream
+    local f256 = body(c, "lf_f256_avx512")
+    assert.is_truthy(c:find("lf_f256_avx512_lf(", 1, true))
+    local long256 = f256:find("    return;\n  }\n", f256:find("if (tokens <= 6) {", 1, true), true)
+    assert.is_truthy(long256)
+    assert.is_truthy(f256:sub(1, long256):find("h += 4", 1, true))
+    assert.is_falsy(f256:sub(long256):find("h += 4", 1, true))
+    -- not for rows under 4 lines, f16 (256-bit halves), tails, AVX2
+    for _, n in ipairs({ "lf_b64_avx512", "lf_h128_avx512", "lf_f72_avx512" }) do
       assert.is_falsy(c:find(n .. "_lf", 1, true), n)
     end
     assert.is_falsy(S.read(dir .. "/lf/lf_avx2.c"):find("_lf(", 1, true))

@@ -138,6 +138,10 @@ return {
     { op = "qk_norm", name = "qkn_f32_tm_d256_h8x2", head_dim = 256,
       num_heads = 8, num_kv_heads = 2, eps = 1e-6, layout = "token_major",
       dtype = "f32" },
+    -- (f32 heads of 256 in groups of 4 on AVX-512, with a line-frame twin)
+    { op = "qk_norm", name = "qkn_f32_tm_d256_h8x4", head_dim = 256,
+      num_heads = 8, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
+      dtype = "f32" },
     { op = "qk_norm", name = "qkn_f32_tm_d128_h4x4", head_dim = 128,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
       dtype = "f32" },
