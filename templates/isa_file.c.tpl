@@ -60,7 +60,9 @@
  * grouped across heads) GCC (not clang) loads the next step's first head
  * at the end of the step and keeps its vectors on the stack until that
  * step reads them (AVX2 bf16 head-major decode 1.05x the time).  An empty
- * asm on each row pointer hides where it points; no instruction. */
+ * asm on each row pointer hides where it points; no instruction.  Also on
+ * a QK-norm row's prefetch base (qk_norm.c.tpl): GCC would hoist each
+ * line's offset into a register of its own and spill them. */
 #if defined(__GNUC__) && !defined(__clang__)
 #define KG_OPAQUE(p) __asm__("" : "+r"(p))
 #else

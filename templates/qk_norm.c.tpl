@@ -27,10 +27,20 @@ $(slow_fn)
 @   if not own then
 $(ind)if ($(pf)) {
 @   end
+@   -- the row's requests from one base pointer that GCC cannot see into
+@   -- (KG_OPAQUE): it otherwise hoists pf + 64 i for every line out of the
+@   -- loop, one register each, and spills them (f32 head_dim 256: 16
+@   -- offsets, 6 spilled, a reload before each request); head-major
+@   -- 2048-token prefill of 32 + 8 f32 heads of 256 on a Zen 5 core 0.98x
+@   -- the time (bench/RESULTS.md run 55)
 @   local function lines(at, hint)
+$(at){
+$(at)  const char *pfb = (const char *)$(ptr) + $(pf);
+$(at)  KG_OPAQUE(pfb);
 @     for off = 0, row_bytes - 1, 64 do
-$(at)__builtin_prefetch((const char *)$(ptr) + $(pf) + $(util.int(off)), 0, $(hint));
+$(at)  __builtin_prefetch(pfb + $(util.int(off)), 0, $(hint));
 @     end
+$(at)}
 @   end
 @   if pl1 then
 $(in2)if (pl1) {

@@ -120,6 +120,19 @@ return {
     assert.is_truthy(h:find("#define WIDE_LN_EPS 1e-05f", 1, true))
   end)
 
+  -- Where text asks for the line `off` bytes into a row's prefetch window
+  -- (qk_norm.c.tpl: the requests of row ptr, pf bytes ahead, from one
+  -- opaque base pointer) with hint `hint`, searching from `from`; nil if
+  -- it does not.
+  local function req(text, ptr, pf, off, hint, from)
+    local base = text:find("const char *pfb = (const char *)" .. ptr .. " + " .. pf .. ";\n", from or 1, true)
+    if not base then return nil end
+    local close = text:find("\n%s*}\n", base) or #text
+    local at = text:find("__builtin_prefetch(pfb + " .. off .. ", 0, " .. hint .. ");", base, true)
+    if at and at < close then return at end
+    return req(text, ptr, pf, off, hint, close)
+  end
+
   -- the body of one generated function, up to the next function's comment
   local function body(src, name)
     local i = src:find("void " .. name .. "(", 1, true)
@@ -415,9 +428,9 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_falsy(part:find(", 0, 3);", 1, true))
     end
     assert.is_falsy(q:find("pl1", 1, true))
-    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfq + 448, 0, 2);", 1, true))
-    assert.is_truthy(grouped:find("__builtin_prefetch((const char *)yr3 + pfk + 448, 0, 2);", 1, true))
-    assert.is_truthy(stream:find("__builtin_prefetch((const char *)yr + pfq + 448, 0, 2);", 1, true))
+    assert.is_truthy(req(grouped, "yr3", "pfq", 448, 2))
+    assert.is_truthy(req(grouped, "yr3", "pfk", 448, 2))
+    assert.is_truthy(req(stream, "yr", "pfq", 448, 2))
     -- 1 KiB heads go grouped too (group_row_bytes) in calls of up to 6
     -- tokens (256 KiB), head by head beyond
     local wide = body(c, "gp_q256_avx512")
@@ -425,7 +438,7 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(wlong)
     assert.is_truthy(wide:sub(1, wlong):find("h += 4", 1, true))
     assert.is_falsy(wide:sub(wlong):find("h += 4", 1, true))
-    assert.is_truthy(wide:sub(wlong):find("__builtin_prefetch((const char *)yr + pfk + 960, 0, 2);", 1, true))
+    assert.is_truthy(req(wide:sub(wlong), "yr", "pfk", 960, 2))
     -- 10 KiB of bf16 heads a token: into L1 where the runtime says so
     -- (read once per call), else into L2, in both paths
     local qb = body(c, "gp_qb_avx512")
@@ -433,12 +446,10 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.equals(1, asks)
     assert.is_truthy(qb:find("const int pl1 = kg_cpu_prefetch_zen5();", 1, true))
     local function both(part, pf)
-      local l1 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 3);"
-      local l2 = "__builtin_prefetch((const char *)yr1 + " .. pf .. " + 192, 0, 2);"
-      local at_l1 = part:find(l1, 1, true)
+      local at_l1 = req(part, "yr1", pf, 192, 3)
       local at_if = at_l1 and part:sub(1, at_l1):match(".*()if %(pl1%) {")
       local at_else = at_l1 and part:find("} else {", at_l1, true)
-      local at_l2 = at_else and part:find(l2, at_else, true)
+      local at_l2 = at_else and req(part, "yr1", pf, 192, 2, at_else)
       assert.is_truthy(at_if and at_else and at_l2, pf)
     end
     local cutb = qb:find("    return;\n", qb:find("/* token by token", qb:find("if (tokens <= ", 1, true), true), true)
@@ -1075,7 +1086,7 @@ return { name = "ch", isa = { "scalar", "avx2", "avx512" }, kernels = {
     -- distance
     local zen5 = "const size_t pfh = kg_cpu_prefetch_zen5() ? "
     assert.is_truthy(hm2:find(zen5 .. "16384 : 4096;", 1, true))
-    assert.is_truthy(hm2:find("__builtin_prefetch((const char *)yr0 + pfh + 0, 0, 2);", 1, true))
+    assert.is_truthy(req(hm2, "yr0", "pfh", 0, 2))
     -- (into L2 on every CPU: the L1 switch is token-major's)
     assert.is_falsy(hm2:find("pl1", 1, true))
     assert.is_falsy(grouped("ch_hm_avx512"):find("pl1", 1, true))
