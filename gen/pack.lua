@@ -350,8 +350,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- in-place ops with short register-resident rows: G rows per step, one
   -- group ahead (rms_group.c.tpl), for calls whose rows fit in the caches
   -- (qk_norm.c.tpl picks at run time).  Not for rows over 512 bytes
-  -- (measured slower: f32 head_dim 256), which hide
-  -- their own chain, unless the table says so, nor for the scalar table.
+  -- (measured slower: f32 head_dim 256), which hide their own chain,
+  -- unless the table says so, nor for the scalar table.
   -- Tables marked group_unrolled (AVX2) group such rows even where their
   -- registers stream them (row.plan_unrolled, env.p while rendering the
   -- group code): on a Zen 4 core AVX2 decode 40 x 128 bf16 1.21 -> 0.60 us,

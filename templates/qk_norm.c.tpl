@@ -30,9 +30,10 @@ $(ind)if ($(pf)) {
 @   -- the row's requests from one base pointer that GCC cannot see into
 @   -- (KG_OPAQUE): it otherwise hoists pf + 64 i for every line out of the
 @   -- loop, one register each, and spills them (f32 head_dim 256: 16
-@   -- offsets, 6 spilled, a reload before each request); head-major
-@   -- 2048-token prefill of 32 + 8 f32 heads of 256 on a Zen 5 core 0.98x
-@   -- the time (bench/RESULTS.md run 55)
+@   -- offsets, 6 spilled, a reload before each request).  On a Zen 5
+@   -- core decode 32 + 8 heads of 256 took 0.83x the time (bf16), 0.94x
+@   -- (f16), 0.97x (f32), head-major 2048-token prefill of f32 heads of 256
+@   -- 0.98x; other rows within the noise (bench/RESULTS.md run 55)
 @   local function lines(at, hint)
 $(at){
 $(at)  const char *pfb = (const char *)$(ptr) + $(pf);
