@@ -472,6 +472,23 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   end
   if G > 1 then render_groups(G) end
   if env.G_long and env.G_long > 1 then render_groups(env.G_long) end
+  -- tables with stream_reload (AVX-512): token-major calls long enough to
+  -- stream their f32 heads (G_long 1) whose register-resident heads take at
+  -- least that many bytes get a second body per weight set that loads
+  -- each vector twice (row.plan_reload, same bits), for qk_norm.c.tpl to
+  -- take on calls of KG_NT_BYTES of heads or more where the runtime says
+  -- so (kg_cpu_stream_reload)
+  if env.G_long == 1 and V.stream_reload and env.row_bytes >= V.stream_reload and k.layout == "token_major" then
+    local pr = row.plan_reload(p, k.dtype)
+    if pr then
+      env.p = pr
+      for _, rv in ipairs(op.rows) do
+        env.w, env.wv = rv.w, rv.wv
+        env[rv.key .. "_reload"] = render(dirs, op.row, env)
+      end
+      env.p, env.reload = p, true
+    end
+  end
   -- the twin, rendered first, defines the slow path both bodies call
   env.slow_fn = twin_text and "" or render(dirs, op.slow, env)
   env.row_of = function(key) return env[key] end

@@ -24,6 +24,7 @@
 #define KG_CPU_LF16 0x20000000u  /* bf16 QK-norm line frame (kg_cpu_bf16_line_frame) */
 #define KG_CPU_F16N 0x10000000u  /* f16 kernels take AVX2 (kg_cpu_f16_avx2) */
 #define KG_CPU_PFZ5 0x08000000u  /* QK-norm prefetches tuned for Zen 5 (kg_cpu_prefetch_zen5) */
+#define KG_CPU_RLD 0x04000000u   /* long f32 QK-norm calls load rows twice (kg_cpu_stream_reload) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -75,7 +76,10 @@ static unsigned kg_cpu_amd_family(void) {
  * (Zen 4; its Zen 3 cores have no AVX-512): there a zmm vcvtph2ps or
  * vcvtps2ph converts hardly more elements a cycle than the ymm form, and
  * every f16 shape of make bench took 1.04-1.27x as long with AVX-512 as
- * with AVX2 (bench/RESULTS.md run 33). */
+ * with AVX2 (bench/RESULTS.md run 33).  And long QK-norm calls streaming
+ * f32 heads of 256 from DRAM ran 2048-token prefill at 1.03x the in-place
+ * pass with the heads held in registers, 0.92x loading them twice
+ * (run 56); not timed on Zen 5 or Intel cores. */
 static int kg_cpu_amd_19h(void) { return kg_cpu_amd_family() == 0x19u; }
 
 /* Why: QK-norm's next-token prefetches (prefetcht1, into L2) were taken
@@ -120,7 +124,7 @@ static unsigned kg_cpu_detect_x86(void) {
       if (!kg_cpu_intel())
         mask |= KG_CPU_LF16;
       if (kg_cpu_amd_19h())
-        mask |= KG_CPU_F16N;
+        mask |= KG_CPU_F16N | KG_CPU_RLD;
     }
   }
   return mask;
@@ -160,11 +164,13 @@ static unsigned kg_cpu_mask(void) {
     if (e && strcmp(e, "0") == 0)
       m &= ~KG_CPU_BF16;
   }
-  /* KGEN_BF16_LINE_FRAME, KGEN_F16_AVX2 and KGEN_PREFETCH_ZEN5 (0 or 1)
+  /* KGEN_BF16_LINE_FRAME, KGEN_F16_AVX2, KGEN_PREFETCH_ZEN5 and
+   * KGEN_STREAM_RELOAD (0 or 1)
    * override the vendor's or family's default (tests run both) */
   m = kg_cpu_env_switch(m, "KGEN_BF16_LINE_FRAME", KG_CPU_LF16, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_F16_AVX2", KG_CPU_F16N, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_PREFETCH_ZEN5", KG_CPU_PFZ5, KG_ISA_AVX2);
+  m = kg_cpu_env_switch(m, "KGEN_STREAM_RELOAD", KG_CPU_RLD, KG_ISA_AVX512);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -205,6 +211,13 @@ __attribute__((weak)) int kg_cpu_f16_avx2(void) {
  * call, from the cache. */
 __attribute__((weak)) int kg_cpu_prefetch_zen5(void) {
   return (kg_cpu_mask() & KG_CPU_PFZ5) != 0;
+}
+
+/* Why: AVX-512 QK-norm kernels stream long calls of f32 heads of 256
+ * with each vector loaded twice where that measured faster from DRAM
+ * (kg_cpu_amd_19h); asked once per such call, from the cache. */
+__attribute__((weak)) int kg_cpu_stream_reload(void) {
+  return (kg_cpu_mask() & KG_CPU_RLD) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

@@ -46,6 +46,15 @@ int kg_cpu_f16_avx2(void);
  * the same bits. */
 int kg_cpu_prefetch_zen5(void);
 
+/* 1 if the AVX-512 level is usable and AVX-512 QK-norm kernels should
+ * stream f32 heads of 1 KiB and more (head_dim 256) in calls of 16 MiB
+ * of heads or more (KG_NT_BYTES) with each vector loaded twice instead of
+ * held in registers: by default on AMD family 19h (Zen 4), where the
+ * held rows measured slower from DRAM.  The environment variable
+ * KGEN_STREAM_RELOAD "0" or "1" overrides that (read once, at first use).
+ * 0 otherwise.  Either way the kernels give the same bits. */
+int kg_cpu_stream_reload(void);
+
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);
 

@@ -279,7 +279,10 @@ $(pairs_of(key))
     return;
   }
 @ end
-@ local function all_rows(g)
+@ -- rk: a suffix of the row keys of token-major calls streamed head by
+@ -- head ("_reload": pack.lua's second bodies)
+@ local function all_rows(g, rk)
+@   rk = rk or ""
 @   if k.layout == "token_major" then
 @     local chain = chained(g)
 @     local nq, nk = k.num_heads, k.num_kv_heads
@@ -329,8 +332,8 @@ $(pairs_of(key))
 @       two_ahead(cq, "q", "q_stride", nq, "k", "k_stride", nk, "t")
 @       two_ahead(ck, "k", "k_stride", nk, "q", "q_stride", nq, tn)
 @     end
-@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q", "pfq", g, cq)
-@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k", "pfk", g, ck)
+@     rows("    ", "h", k.num_heads, function(i) return "q + t * q_stride + " .. i .. " * " .. D end, "row_q" .. rk, "pfq", g, cq)
+@     rows("    ", "h", k.num_kv_heads, function(i) return "k + t * k_stride + " .. i .. " * " .. D end, "row_k" .. rk, "pfk", g, ck)
   }
 @   else
 @     -- tables marked head_major_groups (AVX2, AVX-512): calls of fewer
@@ -377,6 +380,16 @@ $(pairs_of(key))
 @   all_rows(G)
     return;
   }
+@   if reload and G_long == 1 then
+@     -- f32 heads held in registers streamed from DRAM where holding them
+@     -- cost bandwidth (isa/avx512.lua stream_reload): the same rows with
+@     -- each vector loaded twice (gen/pack.lua), from KG_NT_BYTES of heads
+@     local tb = (k.num_heads + k.num_kv_heads) * row_bytes
+  if (tokens >= (KG_NT_BYTES + $(util.int(tb - 1))) / $(util.int(tb)) && kg_cpu_stream_reload()) {
+@     all_rows(1, "_reload")
+    return;
+  }
+@   end
 @   all_rows(G_long)
 @ else
 @   all_rows(G)

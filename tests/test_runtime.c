@@ -456,6 +456,10 @@ START_TEST(RT_CPU_002_detection_invariants) {
    * unless KGEN_PREFETCH_ZEN5 says 0 or 1 */
   ck_assert_int_eq(kg_cpu_prefetch_zen5(),
                    t_family_switch("KGEN_PREFETCH_ZEN5", kg_cpu_has(KG_ISA_AVX2), 0x1a));
+  /* long f32 QK-norm calls loading rows twice: on AVX-512 machines of AMD
+   * family 19h, unless KGEN_STREAM_RELOAD says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_stream_reload(),
+                   t_family_switch("KGEN_STREAM_RELOAD", kg_cpu_has(KG_ISA_AVX512), 0x19));
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -464,6 +468,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
   ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
   ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
+  ck_assert_int_eq(kg_cpu_stream_reload(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -519,6 +524,20 @@ END_TEST
 START_TEST(RT_CPU_009_prefetch_zen5_on) {
   setenv("KGEN_PREFETCH_ZEN5", "1", 1);
   ck_assert_int_eq(kg_cpu_prefetch_zen5(), kg_cpu_has(KG_ISA_AVX2));
+}
+END_TEST
+
+/* KGEN_STREAM_RELOAD=0 keeps long f32 QK-norm calls' rows in registers on
+ * any CPU; =1 loads them twice wherever AVX-512 runs (forked children). */
+START_TEST(RT_CPU_010_stream_reload_off) {
+  setenv("KGEN_STREAM_RELOAD", "0", 1);
+  ck_assert_int_eq(kg_cpu_stream_reload(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_011_stream_reload_on) {
+  setenv("KGEN_STREAM_RELOAD", "1", 1);
+  ck_assert_int_eq(kg_cpu_stream_reload(), kg_cpu_has(KG_ISA_AVX512));
 }
 END_TEST
 
@@ -701,8 +720,10 @@ int main(void) {
     t_add(s, "RT-CPU-007", RT_CPU_007_f16_avx2_on);
     t_add(s, "RT-CPU-008", RT_CPU_008_prefetch_zen5_off);
     t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_zen5_on);
+    t_add(s, "RT-CPU-010", RT_CPU_010_stream_reload_off);
+    t_add(s, "RT-CPU-011", RT_CPU_011_stream_reload_on);
   } else
-    printf("RT-CPU-003..007: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
+    printf("RT-CPU-003..011: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

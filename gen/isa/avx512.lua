@@ -81,6 +81,15 @@ local M = {
   -- (the same loop text, compiled into the larger function) 1.05x, on
   -- every copy of the binary (bench/RESULTS.md run 55)
   group_row_bytes_tm = 1024,
+  -- long token-major calls that stream f32 heads of at least this many
+  -- bytes held in registers (head_dim 256) also get a body that loads
+  -- each vector twice (row.plan_reload, gen/pack.lua), taken for calls of
+  -- KG_NT_BYTES of heads or more where the runtime says so
+  -- (kg_cpu_stream_reload: AMD Zen 4).  2048-token prefill of 32 + 8 x 256
+  -- f32 on a Zen 4 core, ratio to the in-place pass: held 1.03-1.08,
+  -- twice loaded 0.92; with the data in L2 or L3 (8-256 tokens) held took
+  -- 35 ns a head, twice loaded 39 (bench/RESULTS.md run 56)
+  stream_reload = 1024,
   -- head-major QK-norm rows prefetch 1 KiB ahead in their head, not 4
   -- (gen/pack.lua HM_PF_BYTES): 2048-token prefill of 32 + 8 heads on a
   -- Zen 4 core, builds alternated, head_dim 128 and 256 took 0.74-0.81x

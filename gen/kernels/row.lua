@@ -48,24 +48,32 @@ function M.plan(V, S, dim, live, dtype)
       if c.I == V then p.has_vec = true end
     end
   else
-    local step = M.NACC * V.W
-    p.step = util.int(step)
-    p.loop_end = floor_div(dim, step) * step
-    -- blocks of about 256 elements bound the length of any f32 partial
-    -- sum; 16-bit rows (results of 8 or 11 bits) take blocks of 1024: a
-    -- lane's f32 sum of at most 256 terms errs by < 2^-16, far below a
-    -- half step of the result, and a 1024-wide row reduces to double
-    -- once instead of four times (measured 7 % on RMSNorm 1024 x 64 bf16)
-    p.B = math.max(1, floor_div(dtype == "f32" and 256 or 1024, step)) * step
-    p.blk_end = floor_div(p.loop_end, p.B) * p.B
-    p.block = {}
-    for j = 0, M.NACC - 1 do
-      p.block[#p.block + 1] = { I = V, off = "i + " .. util.int(j * V.W), n = V.W }
-    end
-    p.rest = span(V, S, floor_div(dim, step) * step, dim - floor_div(dim, step) * step)
-    p.hoist_w = false
-    p.has_vec = true
+    M.streamed(p, dtype)
   end
+  return p
+end
+
+-- Why: a wide row's plan (M.plan): a loop of NACC vectors per step over
+-- blocks, plus an unrolled remainder; fills p (dim, W, V, S set).
+function M.streamed(p, dtype)
+  local V, S, dim = p.V, p.S, p.dim
+  local step = M.NACC * V.W
+  p.step = util.int(step)
+  p.loop_end = floor_div(dim, step) * step
+  -- blocks of about 256 elements bound the length of any f32 partial
+  -- sum; 16-bit rows (results of 8 or 11 bits) take blocks of 1024: a
+  -- lane's f32 sum of at most 256 terms errs by < 2^-16, far below a
+  -- half step of the result, and a 1024-wide row reduces to double
+  -- once instead of four times (measured 7 % on RMSNorm 1024 x 64 bf16)
+  p.B = math.max(1, floor_div(dtype == "f32" and 256 or 1024, step)) * step
+  p.blk_end = floor_div(p.loop_end, p.B) * p.B
+  p.block = {}
+  for j = 0, M.NACC - 1 do
+    p.block[#p.block + 1] = { I = V, off = "i + " .. util.int(j * V.W), n = V.W }
+  end
+  p.rest = span(V, S, floor_div(dim, step) * step, dim - floor_div(dim, step) * step)
+  p.hoist_w = false
+  p.has_vec = true
   return p
 end
 
@@ -84,6 +92,21 @@ function M.plan_unrolled(p)
   for key, v in pairs(p) do q[key] = v end
   q.in_regs, q.hoist_w, q.nacc = true, false, M.NACC
   q.chunks = span(p.V, p.S, 0, p.dim)
+  return q
+end
+
+-- Why: the plan of a register-resident row (M.plan: in_regs) that a long
+-- call streams from DRAM on a core where holding it cost bandwidth
+-- (isa/avx512.lua stream_reload, qk_norm.c.tpl): the streamed form's
+-- loops, which load each vector where its sum takes it and again where
+-- it is scaled.  The same bits: a row of whole steps in one block puts
+-- chunk j in accumulator (j - 1) % NACC + 1 and folds them once, as the
+-- register-resident row does with NACC accumulators.  nil for any other
+-- row (a tail, more blocks, fewer accumulators).
+function M.plan_reload(p, dtype)
+  if not p.in_regs or M.nacc(p) ~= M.NACC then return nil end
+  local q = M.streamed({ dim = p.dim, W = p.W, V = p.V, S = p.S }, dtype)
+  if #q.rest > 0 or q.blk_end ~= q.dim or q.B ~= q.dim then return nil end
   return q
 end
 

@@ -439,6 +439,25 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(wide:sub(1, wlong):find("h += 4", 1, true))
     assert.is_falsy(wide:sub(wlong):find("h += 4", 1, true))
     assert.is_truthy(req(wide:sub(wlong), "yr", "pfk", 960, 2))
+    -- calls of KG_NT_BYTES of heads or more take, where the runtime says so
+    -- (kg_cpu_stream_reload), rows that load each vector twice: the
+    -- streamed form's loops, before the held rows' stream
+    local tail = wide:sub(wlong)
+    local at = tail:find("if (tokens >= (KG_NT_BYTES + 40959) / 40960 && kg_cpu_stream_reload()) {", 1, true)
+    assert.is_truthy(at)
+    local cut = tail:find("    return;\n  }\n", at, true)
+    local twice, held = tail:sub(at, cut), tail:sub(cut)
+    assert.is_truthy(twice:find("for (size_t i = b; i < b + 256; i += 64) {", 1, true))
+    assert.is_truthy(twice:find("_mm512_loadu_ps(xr + i + 48), vr), _mm512_loadu_ps(k_w + i + 48))", 1, true))
+    assert.is_falsy(twice:find("const __m512 x1 =", 1, true))
+    assert.is_truthy(req(twice, "yr", "pfk", 960, 2))
+    assert.is_truthy(held:find("const __m512 x16 = _mm512_loadu_ps(xr + 240);", 1, true))
+    assert.is_falsy(held:find("i += 64", 1, true))
+    -- not for 512-byte or 16-bit heads, nor on AVX2 (whose rows stream)
+    for _, name in ipairs({ "gp_q128_avx512", "gp_qb256_avx512", "gp_q256_avx512_lf" }) do
+      assert.is_falsy(body(c, name):find("kg_cpu_stream_reload", 1, true), name)
+    end
+    assert.is_falsy(S.read(dir .. "/gp/gp_avx2.c"):find("kg_cpu_stream_reload", 1, true))
     -- 10 KiB of bf16 heads a token: into L1 where the runtime says so
     -- (read once per call), else into L2, in both paths
     local qb = body(c, "gp_qb_avx512")
