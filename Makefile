@@ -96,13 +96,16 @@ test-kernels: $(BUILD)/test_kernels
 # and with a 2-row limit for the aligned copy of weights off line alignment
 # (KG_WALIGN_ROWS) KT-LINES' 5-row calls take that copy.  KGEN_STREAM_RELOAD=1
 # sends KT-QKN-LONG's AVX-512 calls of f32 heads of 256 through the rows
-# loaded twice (kg_cpu_stream_reload) on any AVX-512 CPU.
+# loaded twice (kg_cpu_stream_reload) on any AVX-512 CPU, and KT-LINES runs
+# LayerNorm's line-frame rows both in pairs and one at a time
+# (KGEN_LN_FRAME_PAIRS, kg_cpu_ln_frame_pairs).
 $(BUILD)/test_kernels_nt: $(KT_SRC) $(wildcard tests/*.h) $(OUT)/kgt/kgt.h | $(BUILD)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) -DKG_NT_BYTES=1 -DKG_WALIGN_ROWS=2 -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) $(KT_SRC) \
 	  $(OUT)/kgt/*.c $(CHECK_LIBS) -lm -o $@
 
 test-kernels-nt: $(BUILD)/test_kernels_nt
-	KGEN_STREAM_RELOAD=1 $(BUILD)/test_kernels_nt
+	KGEN_STREAM_RELOAD=1 KGEN_LN_FRAME_PAIRS=1 $(BUILD)/test_kernels_nt
+	KGEN_LN_FRAME_PAIRS=0 KT_ONLY=KT-LINES $(BUILD)/test_kernels_nt
 
 # Why: where the CPU has AVX512_BF16, test-kernels runs the vdpbf16ps twin
 # of the avx512 bf16 RMSNorm kernels for every call; the same suite with

@@ -55,6 +55,15 @@ int kg_cpu_prefetch_zen5(void);
  * 0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_stream_reload(void);
 
+/* 1 if the AVX-512 level is usable and AVX-512 LayerNorm kernels of
+ * 16-bit rows should take large calls with x and y one offset into their
+ * cache lines two rows at a time (their line frame's pairs): by default
+ * on every AVX-512 CPU but AMD family 19h (Zen 4), where the pairs
+ * measured slower than rows one at a time.  The environment variable
+ * KGEN_LN_FRAME_PAIRS "0" or "1" overrides that (read once, at first
+ * use).  0 otherwise.  Either way the kernels give the same bits. */
+int kg_cpu_ln_frame_pairs(void);
+
 /* The best CPU level this machine has (avx512 > avx2 > scalar; neon > scalar). */
 int kg_cpu_best(void);
 

@@ -163,11 +163,14 @@ $(row_body_frame)
 @     .. CT .. " *ya = (" .. CT .. " *)((uintptr_t)yr - 4 * kd);"
 @   local fin = "if (cy) " .. F.mstore("(" .. CT .. " *)((uintptr_t)(y + (rows - 1) * y_stride) - 4 * kd) + " .. D,
 @     V.lf.tail, "cv")
+@   -- the pairs where the runtime says so (kg_cpu_ln_frame_pairs: not on
+@   -- AMD Zen 4, where they took 1.8x the time of rows one at a time)
 @   if row_body_pair_frame then
+    if (kg_cpu_ln_frame_pairs()) {
 @     pair_loop(row_body_pair_frame, function() frame_alone(pre) end, fin)
-@   else
-@     loop(row_body_frame, frame_xp, pre, nil, fin)
+    }
 @   end
+@   loop(row_body_frame, frame_xp, pre, nil, fin)
   }
 @ end
 @ if row_body_stage and stage_mode == "shift" then

@@ -383,22 +383,32 @@ END_TEST
 
 /* Levels nest, never cross architectures, and best is one the CPU has. */
 #if defined(__x86_64__) || defined(__i386__)
-/* Why: two runtime answers hold for one AMD family each; the test reads
- * vendor and family from CPUID on its own (not through kg_cpu.c) and
- * applies the environment override the runtime documents: the expected
- * answer where the level `level` is usable. */
-static int t_family_switch(const char *env, int level, unsigned family) {
-  const char *e = getenv(env);
+/* Why: runtime answers that hold on, or off, one AMD family; the test
+ * reads vendor and family from CPUID on its own (not through kg_cpu.c). */
+static int t_amd_family(unsigned family) {
   unsigned a = 0, b = 0, c = 0, d = 0, fam = 0;
   int amd = __get_cpuid(0, &a, &b, &c, &d) && memcmp(&b, "Auth", 4) == 0 &&
             memcmp(&d, "enti", 4) == 0 && memcmp(&c, "cAMD", 4) == 0;
   if (__get_cpuid(1, &a, &b, &c, &d))
     fam = ((a >> 8) & 0xfu) + (((a >> 8) & 0xfu) == 0xfu ? (a >> 20) & 0xffu : 0u);
+  return amd && fam == family;
+}
+
+/* Why: the environment override the runtime documents, applied to the
+ * default `dflt`: "0" -> 0, "1" -> whether the level is usable (`level`). */
+static int t_env_switch(const char *env, int level, int dflt) {
+  const char *e = getenv(env);
   if (e && strcmp(e, "0") == 0)
     return 0;
   if (e && strcmp(e, "1") == 0)
     return level;
-  return level && amd && fam == family;
+  return dflt;
+}
+
+/* Why: the expected answer of a choice made on one AMD family where the
+ * level `level` is usable. */
+static int t_family_switch(const char *env, int level, unsigned family) {
+  return t_env_switch(env, level, level && t_amd_family(family));
 }
 #endif
 
@@ -460,6 +470,11 @@ START_TEST(RT_CPU_002_detection_invariants) {
    * family 19h, unless KGEN_STREAM_RELOAD says 0 or 1 */
   ck_assert_int_eq(kg_cpu_stream_reload(),
                    t_family_switch("KGEN_STREAM_RELOAD", kg_cpu_has(KG_ISA_AVX512), 0x19));
+  /* LayerNorm's line-frame rows two at a time: on AVX-512 machines but
+   * those of AMD family 19h, unless KGEN_LN_FRAME_PAIRS says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_ln_frame_pairs(),
+                   t_env_switch("KGEN_LN_FRAME_PAIRS", kg_cpu_has(KG_ISA_AVX512),
+                                kg_cpu_has(KG_ISA_AVX512) && !t_amd_family(0x19)));
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -469,6 +484,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
   ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
   ck_assert_int_eq(kg_cpu_stream_reload(), 0);
+  ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -538,6 +554,20 @@ END_TEST
 START_TEST(RT_CPU_011_stream_reload_on) {
   setenv("KGEN_STREAM_RELOAD", "1", 1);
   ck_assert_int_eq(kg_cpu_stream_reload(), kg_cpu_has(KG_ISA_AVX512));
+}
+END_TEST
+
+/* KGEN_LN_FRAME_PAIRS=0 takes LayerNorm's line-frame rows one at a time
+ * on any CPU; =1 two at a time wherever AVX-512 runs (forked children). */
+START_TEST(RT_CPU_012_ln_frame_pairs_off) {
+  setenv("KGEN_LN_FRAME_PAIRS", "0", 1);
+  ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_013_ln_frame_pairs_on) {
+  setenv("KGEN_LN_FRAME_PAIRS", "1", 1);
+  ck_assert_int_eq(kg_cpu_ln_frame_pairs(), kg_cpu_has(KG_ISA_AVX512));
 }
 END_TEST
 
@@ -722,8 +752,10 @@ int main(void) {
     t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_zen5_on);
     t_add(s, "RT-CPU-010", RT_CPU_010_stream_reload_off);
     t_add(s, "RT-CPU-011", RT_CPU_011_stream_reload_on);
+    t_add(s, "RT-CPU-012", RT_CPU_012_ln_frame_pairs_off);
+    t_add(s, "RT-CPU-013", RT_CPU_013_ln_frame_pairs_on);
   } else
-    printf("RT-CPU-003..011: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
+    printf("RT-CPU-003..013: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

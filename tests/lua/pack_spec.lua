@@ -445,8 +445,8 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local tail = wide:sub(wlong)
     local at = tail:find("if (tokens >= (KG_NT_BYTES + 40959) / 40960 && kg_cpu_stream_reload()) {", 1, true)
     assert.is_truthy(at)
-    local cut = tail:find("    return;\n  }\n", at, true)
-    local twice, held = tail:sub(at, cut), tail:sub(cut)
+    local tcut = tail:find("    return;\n  }\n", at, true)
+    local twice, held = tail:sub(at, tcut), tail:sub(tcut)
     assert.is_truthy(twice:find("for (size_t i = b; i < b + 256; i += 64) {", 1, true))
     assert.is_truthy(twice:find("_mm512_loadu_ps(xr + i + 48), vr), _mm512_loadu_ps(k_w + i + 48))", 1, true))
     assert.is_falsy(twice:find("const __m512 x1 =", 1, true))
@@ -844,6 +844,13 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(fr:find("cv = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmt2, xab + 4096), vrb, vab), ",
       1, true))
     assert.is_truthy(fr:find("for (size_t r1 = r; r1 < r + 2 && r1 < rows; r1++) {", 1, true))
+    -- the pairs where the runtime says so (kg_cpu_ln_frame_pairs: not on
+    -- AMD Zen 4), else the frame's rows one at a time
+    local ask = fr:find("    if (kg_cpu_ln_frame_pairs()) {\n", 1, true)
+    assert.is_truthy(ask and ask < fr:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
+    local rest = b:sub((b:find(frame, 1, true)) + #fr - 1) -- from the pairs' _mm_sfence
+    assert.is_truthy(rest:find("^_mm_sfence%(%);\n    return;\n    }\n    for %(size_t r = 0; r < rows; r%+%+%) {"))
+    assert.is_falsy(f:find("kg_cpu_ln_frame_pairs", 1, true))
   end)
 
   it("copy weights off line alignment once per call where rows read them from memory (AVX-512)", function()
