@@ -47,5 +47,13 @@ int kg_cpu_f16_avx2(void) { return kge_env_set("KGEN_F16_AVX2"); }
  * (either way the same bits; the emulation's speed is not measured). */
 int kg_cpu_prefetch_zen5(void) { return kge_env_set("KGEN_PREFETCH_ZEN5"); }
 
+/* Why: long f32 QK-norm calls hold their heads unless
+ * KGEN_STREAM_RELOAD=1 (same bits either way). */
+int kg_cpu_stream_reload(void) { return kge_env_set("KGEN_STREAM_RELOAD"); }
+
+/* Why: LayerNorm's line-frame rows go in pairs unless
+ * KGEN_LN_FRAME_PAIRS=0, as on AVX-512 cores but Zen 4. */
+int kg_cpu_ln_frame_pairs(void) { return kge_env_on("KGEN_LN_FRAME_PAIRS"); }
+
 /* Why: the emulated level is the widest, as on an AVX-512 core. */
 int kg_cpu_best(void) { return KG_ISA_AVX512; }
