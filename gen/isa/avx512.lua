@@ -366,7 +366,9 @@ local P = {
   -- LayerNorm rows in the line frame (x and y one offset into their
   -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
   -- offset 16 on a Zen 5 core 1.67-1.72 -> 1.54-1.57 x memcpy (RESULTS
-  -- run 43)
+  -- run 43); the frame keeps its single rows too and takes the pairs where
+  -- the runtime says so (kg_cpu_ln_frame_pairs: not on AMD Zen 4, where
+  -- the pairs took 11.2 ms against 6.2, run 56)
   ln_pair_frame = true,
 }
 local need_bf16 = pair.ops(P, M, "kgi_v2", "kgi_w2")
