@@ -478,15 +478,16 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- each vector twice (row.plan_reload, same bits), for qk_norm.c.tpl to
   -- take on calls of KG_NT_BYTES of heads or more where the runtime says
   -- so (kg_cpu_stream_reload)
+  -- (in the table's y2 operations where it has them: isa/avx512.lua)
   if env.G_long == 1 and V.stream_reload and env.row_bytes >= V.stream_reload and k.layout == "token_major" then
-    local pr = row.plan_reload(p, k.dtype)
+    local pr = row.plan_reload(p, k.dtype, V.y2)
     if pr then
-      env.p = pr
+      env.p, env.V = pr, pr.V
       for _, rv in ipairs(op.rows) do
         env.w, env.wv = rv.w, rv.wv
         env[rv.key .. "_reload"] = render(dirs, op.row, env)
       end
-      env.p, env.reload = p, true
+      env.p, env.V, env.reload = p, V, true
     end
   end
   -- the twin, rendered first, defines the slow path both bodies call

@@ -88,7 +88,9 @@ local M = {
   -- (kg_cpu_stream_reload: AMD Zen 4).  2048-token prefill of 32 + 8 x 256
   -- f32 on a Zen 4 core, ratio to the in-place pass: held 1.03-1.08,
   -- twice loaded 0.92; with the data in L2 or L3 (8-256 tokens) held took
-  -- 35 ns a head, twice loaded 39 (bench/RESULTS.md run 56)
+  -- 35 ns a head, twice loaded 39 (bench/RESULTS.md run 56).  That body
+  -- runs in ymm operations (M.y2, the same bits): 0.87-0.98 -> 0.80-0.87
+  -- there (run 57)
   stream_reload = 1024,
   -- head-major QK-norm rows prefetch 1 KiB ahead in their head, not 4
   -- (gen/pack.lua HM_PF_BYTES): 2048-token prefill of 32 + 8 heads on a
@@ -338,6 +340,33 @@ M.g4 = {
     if tiny then e = e .. " | _mm256_cmp_pd_mask(" .. s .. ", _mm256_set1_pd(" .. tiny .. "), _CMP_LT_OQ)" end
     return e
   end,
+}
+
+-- Why: the f32 table of the twice-loaded stream (stream_reload,
+-- row.plan_reload, gen/pack.lua): this table's 16 lanes as two 256-bit
+-- halves (kgi_y2), each operation this table's lane for lane and the sum
+-- kgi_avx512_hsum's tree, so a head gets the same bits as from its zmm
+-- rows.  On a Zen 4 core, where the stream is taken, 2048-token prefill
+-- of 32 + 8 f32 heads of 256 read the in-place pass 0.80-0.87 x against
+-- 0.87-0.98 with zmm loads and stores (bench/RESULTS.md run 57).  Full
+-- f32 vectors only (the plan has no tail).
+M.y2 = {
+  name = M.name, W = M.W, regs = M.regs, masked = true, vt = "kgi_y2",
+  load = function(dtype, base, off, n, m)
+    assert(dtype == "f32" and (n == nil or n == M.W) and m == nil, "y2: full f32 vectors only")
+    return "kgi_y2_ld(" .. base .. " + " .. off .. ")"
+  end,
+  store = function(dtype, base, off, n, v)
+    assert(dtype == "f32" and (n == nil or n == M.W), "y2: full f32 vectors only")
+    return "kgi_y2_st(" .. base .. " + " .. off .. ", " .. v .. ");"
+  end,
+  round = function(_, v) return v end,
+  zero = function() return "kgi_y2_set1(0.0f)" end,
+  set1 = function(s) return "kgi_y2_set1(" .. s .. ")" end,
+  add = function(a, b) return "kgi_y2_add(" .. a .. ", " .. b .. ")" end,
+  mul = function(a, b) return "kgi_y2_mul(" .. a .. ", " .. b .. ")" end,
+  fma = function(a, b, c) return "kgi_y2_fma(" .. a .. ", " .. b .. ", " .. c .. ")" end,
+  hsum = function(v) return "kgi_y2_hsum(" .. v .. ")" end,
 }
 
 -- Double lanes for sums that must not round in f32 (row.reduce, wide).
@@ -733,6 +762,59 @@ static inline __attribute__((unused)) ATTR kgi_v2 kgi_v2_subm(__mmask16 me, __mm
 ]] .. nt_shift_c(NT_SHIFT.f32) .. nt_shift_c(NT_SHIFT.w16)
   text = text:gsub("DOT_TARGET", P.dot_ops.target)
   text = text .. pair.c_ops(M, "kgi_v2", "kgi_w2", 16, "_mm512_store_ps", "_mm512_load_ps")
+  text = text .. [[
+/* Why: 16 f32 lanes as two 256-bit halves (M.y2: the twice-loaded stream
+ * of stream_reload), each operation the zmm one lane for lane, so a row
+ * gets the bits of its zmm form in ymm instructions. */
+typedef struct { __m256 lo, hi; } kgi_y2;
+
+static inline __attribute__((unused)) ATTR kgi_y2 kgi_y2_ld(const float *p)
+{
+  kgi_y2 r = { _mm256_loadu_ps(p), _mm256_loadu_ps(p + 8) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR void kgi_y2_st(float *p, kgi_y2 v)
+{
+  _mm256_storeu_ps(p, v.lo);
+  _mm256_storeu_ps(p + 8, v.hi);
+}
+
+static inline __attribute__((unused)) ATTR kgi_y2 kgi_y2_set1(float s)
+{
+  kgi_y2 r = { _mm256_set1_ps(s), _mm256_set1_ps(s) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_y2 kgi_y2_add(kgi_y2 a, kgi_y2 b)
+{
+  kgi_y2 r = { _mm256_add_ps(a.lo, b.lo), _mm256_add_ps(a.hi, b.hi) };
+  return r;
+}
+
+static inline __attribute__((unused)) ATTR kgi_y2 kgi_y2_mul(kgi_y2 a, kgi_y2 b)
+{
+  kgi_y2 r = { _mm256_mul_ps(a.lo, b.lo), _mm256_mul_ps(a.hi, b.hi) };
+  return r;
+}
+
+/* a * b + c */
+static inline __attribute__((unused)) ATTR kgi_y2 kgi_y2_fma(kgi_y2 a, kgi_y2 b, kgi_y2 c)
+{
+  kgi_y2 r = { _mm256_fmadd_ps(a.lo, b.lo, c.lo), _mm256_fmadd_ps(a.hi, b.hi, c.hi) };
+  return r;
+}
+
+/* Why: kgi_avx512_hsum's tree from the two halves (the same bits). */
+static inline __attribute__((unused)) ATTR float kgi_y2_hsum(kgi_y2 v)
+{
+  const __m256 h = _mm256_add_ps(v.lo, v.hi);
+  const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+  const __m128 p = _mm_add_ps(q, _mm_movehl_ps(q, q));
+  return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
+}
+
+]]
   return (text:gsub("ATTR", attr))
 end
 

@@ -102,10 +102,14 @@ end
 -- it is scaled.  The same bits: a row of whole steps in one block puts
 -- chunk j in accumulator (j - 1) % NACC + 1 and folds them once, as the
 -- register-resident row does with NACC accumulators.  nil for any other
--- row (a tail, more blocks, fewer accumulators).
-function M.plan_reload(p, dtype)
+-- row (a tail, more blocks, fewer accumulators).  V2: the table of the
+-- stream's operations where not p.V (isa/avx512.lua y2: p.V's lanes in
+-- other registers, the same bits).
+function M.plan_reload(p, dtype, V2)
   if not p.in_regs or M.nacc(p) ~= M.NACC then return nil end
-  local q = M.streamed({ dim = p.dim, W = p.W, V = p.V, S = p.S }, dtype)
+  V2 = V2 or p.V
+  assert(V2.W == p.W, "plan_reload: the stream's table must have the row's lanes")
+  local q = M.streamed({ dim = p.dim, W = p.W, V = V2, S = p.S }, dtype)
   if #q.rest > 0 or q.blk_end ~= q.dim or q.B ~= q.dim then return nil end
   return q
 end

@@ -448,7 +448,12 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
     local tcut = tail:find("    return;\n  }\n", at, true)
     local twice, held = tail:sub(at, tcut), tail:sub(tcut)
     assert.is_truthy(twice:find("for (size_t i = b; i < b + 256; i += 64) {", 1, true))
-    assert.is_truthy(twice:find("_mm512_loadu_ps(xr + i + 48), vr), _mm512_loadu_ps(k_w + i + 48))", 1, true))
+    -- in ymm halves (isa/avx512.lua y2), summed by kgi_avx512_hsum's tree
+    assert.is_truthy(twice:find("kgi_y2_st(yr + i + 48, kgi_y2_mul(kgi_y2_mul(kgi_y2_ld(xr + i + 48), vr), "
+      .. "kgi_y2_ld(k_w + i + 48)));", 1, true))
+    assert.is_truthy(twice:find("ss += (double)kgi_y2_hsum(kgi_y2_add(kgi_y2_add(ss1, ss2), kgi_y2_add(ss3, ss4)));",
+      1, true))
+    assert.is_falsy(twice:find("_mm512_", 1, true))
     assert.is_falsy(twice:find("const __m512 x1 =", 1, true))
     assert.is_truthy(req(twice, "yr", "pfk", 960, 2))
     assert.is_truthy(held:find("const __m512 x16 = _mm512_loadu_ps(xr + 240);", 1, true))
