@@ -246,6 +246,9 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- 0.84, AVX2 f32 0.81 (bench/RESULTS.md run 41)
   local ln_fuse = op.fused_sums and not p.in_regs and V.name ~= "scalar"
   env.nt_fused = (fuse or ln_fuse) and V.nt_fused and op.nt_stores and V.store_nt ~= nil
+  -- tables marked nt_split read and write such fused rows as two streams
+  -- where the runtime says so (rms_row.c.tpl, kg_cpu_nt_split)
+  env.nt_split = env.nt_fused and fuse and V.nt_split and not env.ahead2 and row.splits(p) or nil
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;

@@ -55,6 +55,14 @@ int kg_cpu_prefetch_zen5(void);
  * 0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_stream_reload(void);
 
+/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels should
+ * read and write rows that stream out (non-temporal stores, KG_NT_BYTES)
+ * as two streams, the halves of each row side by side: by default on
+ * Intel CPUs, where one stream measured slower.  The environment
+ * variable KGEN_NT_SPLIT "0" or "1" overrides that (read once, at first
+ * use).  0 otherwise.  Either way the kernels give the same bits. */
+int kg_cpu_nt_split(void);
+
 /* 1 if the AVX-512 level is usable and AVX-512 LayerNorm kernels of
  * 16-bit rows should take large calls with x and y one offset into their
  * cache lines two rows at a time (their line frame's pairs): by default

@@ -131,6 +131,9 @@ $(row_body_frame)
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
+@   if nt_split then
+    const int nt2 = kg_cpu_nt_split();
+@   end
 @   if row_body_pair then
 @     pair_loop(row_body_pair, function() fused_alone(row_body_nt) end)
 @   else
@@ -176,6 +179,9 @@ $(row_body_frame)
 @ if row_body_stage and stage_mode == "shift" then
   /* the same for y at any other alignment, realigned in registers */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
+@   if nt_split then
+    const int nt2 = kg_cpu_nt_split();
+@   end
 @   local pre = V.nt_shift .. " nst = " .. V.nt_shift .. "_begin(yr);"
 @   if row_body_pair_stage then
 @     pair_loop(row_body_pair_stage, function() fused_alone(row_body_stage, pre, stage_post) end)

@@ -36,8 +36,12 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fused then pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     elseif ahead and c.half then pf = row.split_prefetch(p, c, T, "xn", "x_stride")
 @     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn") end
-@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, c.off, c.I.mul(h, wt(c, i)))
+@     -- a split row's second half streams through its own state (nst2)
+@     local off, b = c.off, nil
+@     if c.half == 2 and stage == "shift" then off, b = c.pos, "2" end
+@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, off, c.I.mul(h, wt(c, i)), b)
 @   end
 @   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
 @ end
@@ -114,6 +118,25 @@ float rn = $(row.rms_scale("sn", D, EPS));
       $(out(c, "x" .. i, i))
 @   end
 @ else
+@   -- `nt_split` (pack.lua): where the runtime says so (nt2 =
+@   -- kg_cpu_nt_split(), nt_rows.c.tpl), the fused non-temporal row reads
+@   -- the next row and writes this one as two streams each, half a row
+@   -- apart (row.reduce `split`; the same bits)
+@   if fused and nt and nt_split and (stage == nil or stage == "shift") then
+@     local H = util.int(p.dim / 2)
+      if (xn && nt2) {
+@     if stage == "shift" then
+        $(V.nt_shift) nst2 = $(V.nt_shift)_begin(yr + $(H));
+@     end
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, nil, true), "        "))
+        $(advance(true))
+@     if stage == "shift" then
+        $(V.nt_shift)_end(&nst, $(H));
+        $(V.nt_shift)_end(&nst2, $(H));
+@     end
+        continue;
+      }
+@   end
 @   if fused then
       if (xn) {
         $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, next_rn), "        "))

@@ -704,6 +704,50 @@ START_TEST(t_lines) {
 }
 END_TEST
 
+/* ---- KT-RMS-ROWS --------------------------------------------------------- */
+
+/* Why: the rows of an RMSNorm call run fused: each row's sums come from
+ * the step before, its output pass inside the next row's sums, and rows
+ * that stream out (non-temporal stores) read and write each row as two
+ * streams, its halves side by side, where kg_cpu_nt_split says so; the
+ * first row's sums and the last row's output run alone.  Every row of a
+ * 33-row call must get the bits of the same row called alone (a sum off
+ * by an ULP moves few rows' scales: with 5 rows a changed order of the
+ * halves' sums went unseen).  Built with
+ * KG_NT_BYTES=1 (test-kernels-nt) every call streams; that target runs
+ * this with KGEN_NT_SPLIT 1 and 0. */
+START_TEST(t_rms_rows) {
+  const kg_variant *v = kt_runv[_i];
+  const size_t es = v->dtype == KG_F32 ? 4 : 2;
+  const size_t R = 33;
+  kt_case a, b;
+  double *vals = malloc(sizeof(double) * v->dim);
+  size_t r, i;
+  ck_assert_ptr_nonnull(vals);
+  kt_setup_random(&a, v, R, "rms-rows");
+  kt_run(&a, NULL);
+  KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
+  kt_setup_random(&b, v, 1, "rms-rows-one");
+  kt_buf_copy(&b.par[0], &a.par[0]); /* the same w */
+  for (r = 0; r < R; r++) {
+    kt_row ra, rb;
+    kt_row_get(&a, r, &ra);
+    for (i = 0; i < v->dim; i++)
+      vals[i] = kt_get(&a, ra.in, i);
+    kt_set_row(&b, 0, vals);
+    kt_run(&b, NULL);
+    kt_row_get(&b, 0, &rb);
+    ck_assert_msg(memcmp(ra.out, rb.out, v->dim * es) == 0,
+                  "%s: row %zu of a %zu-row call differs from the same row "
+                  "called alone",
+                  v->symbol, r, R);
+  }
+  free(vals);
+  kt_case_free(&a);
+  kt_case_free(&b);
+}
+END_TEST
+
 /* ---- table --------------------------------------------------------------- */
 
 const kt_test kt_qkn_tests[] = {
@@ -721,5 +765,7 @@ const kt_test kt_qkn_tests[] = {
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},
+    {"KT-RMS-ROWS rows of a call match rows called alone bit for bit",
+     &t_rms_rows, KT_RMS},
 };
 const size_t kt_qkn_ntests = sizeof kt_qkn_tests / sizeof kt_qkn_tests[0];

@@ -475,6 +475,11 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_ln_frame_pairs(),
                    t_env_switch("KGEN_LN_FRAME_PAIRS", kg_cpu_has(KG_ISA_AVX512),
                                 kg_cpu_has(KG_ISA_AVX512) && !t_amd_family(0x19)));
+  /* streamed RMSNorm rows as two streams: on AVX-512 machines made by
+   * Intel, unless KGEN_NT_SPLIT says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_nt_split(),
+                   t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
+                                kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -485,6 +490,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
   ck_assert_int_eq(kg_cpu_stream_reload(), 0);
   ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
+  ck_assert_int_eq(kg_cpu_nt_split(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -568,6 +574,20 @@ END_TEST
 START_TEST(RT_CPU_013_ln_frame_pairs_on) {
   setenv("KGEN_LN_FRAME_PAIRS", "1", 1);
   ck_assert_int_eq(kg_cpu_ln_frame_pairs(), kg_cpu_has(KG_ISA_AVX512));
+}
+END_TEST
+
+/* KGEN_NT_SPLIT=0 streams RMSNorm rows as one stream on any CPU; =1 as
+ * two wherever AVX-512 runs (forked children). */
+START_TEST(RT_CPU_014_nt_split_off) {
+  setenv("KGEN_NT_SPLIT", "0", 1);
+  ck_assert_int_eq(kg_cpu_nt_split(), 0);
+}
+END_TEST
+
+START_TEST(RT_CPU_015_nt_split_on) {
+  setenv("KGEN_NT_SPLIT", "1", 1);
+  ck_assert_int_eq(kg_cpu_nt_split(), kg_cpu_has(KG_ISA_AVX512));
 }
 END_TEST
 
@@ -754,8 +774,10 @@ int main(void) {
     t_add(s, "RT-CPU-011", RT_CPU_011_stream_reload_on);
     t_add(s, "RT-CPU-012", RT_CPU_012_ln_frame_pairs_off);
     t_add(s, "RT-CPU-013", RT_CPU_013_ln_frame_pairs_on);
+    t_add(s, "RT-CPU-014", RT_CPU_014_nt_split_off);
+    t_add(s, "RT-CPU-015", RT_CPU_015_nt_split_on);
   } else
-    printf("RT-CPU-003..013: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
+    printf("RT-CPU-003..015: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

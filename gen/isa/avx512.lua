@@ -22,6 +22,9 @@ local M = {
   -- core RMSNorm 4096 x 8192 f32 0.80 and bf16 0.84 the time of the
   -- two-pass rows (bench/RESULTS.md run 41)
   nt_fused = true,
+  -- and where the runtime says so (kg_cpu_nt_split: Intel) read and write
+  -- those rows as two streams, half a row apart (pack.lua `nt_split`)
+  nt_split = true,
   -- weights off cache-line alignment that rows read from memory are
   -- copied once per call to aligned stack arrays (pack.lua walign)
   walign = true,
@@ -388,7 +391,8 @@ function M.wide_hsum(v) return "_mm512_reduce_add_pd(" .. v .. ")" end
 local P = {
   name = M.name, W = 32, regs = 16, masked = true, target = M.target,
   guard = M.guard, includes = M.includes, ahead2_bytes16 = M.ahead2_bytes16, ahead2_group = M.ahead2_group,
-  walign = M.walign, nt_fused = M.nt_fused, ln_fused = M.ln_fused, ln_pair = M.ln_pair, wide_nacc = M.wide_nacc,
+  walign = M.walign, nt_fused = M.nt_fused, nt_split = M.nt_split, ln_fused = M.ln_fused, ln_pair = M.ln_pair,
+  wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes, prefetch_l1 = M.prefetch_l1,
   hm_pf_zen5 = M.hm_pf_zen5,

@@ -282,6 +282,37 @@ function M.spread_prefetch(p, c, T, xp, pass)
   return table.concat(out, " ")
 end
 
+-- Why: a row that M.reduce can read as two streams (`split`): a loop
+-- of whole blocks over the whole row, an even number of them, so each
+-- half is whole blocks.
+function M.splits(p)
+  if p.in_regs or #p.rest > 0 or p.loop_end ~= p.dim or p.blk_end ~= p.dim then return false end
+  local nblk = math.floor(p.blk_end / p.B)
+  return nblk >= 2 and nblk % 2 == 0
+end
+
+-- Why: M.ahead_prefetch for a row read as two streams (M.reduce `split`):
+-- each half asks for its own lines M.AHEAD_BYTES ahead, and past its
+-- half's end for the same place in the next row's half (x_stride
+-- elements on), so both streams of the next row start in flight.  On an
+-- Intel Xeon (Sapphire Rapids VM) RMSNorm 4096 x 8192 f32 AVX-512 took
+-- 0.89 the time of one stream (1.09 -> 0.97 x memcpy; without the wrap
+-- 1.01: bench/RESULTS.md run 58).  c: a chunk of the split row (half,
+-- pos); ptr: the row summed (C pointer of storage type T).
+function M.split_prefetch(p, c, T, ptr, stride)
+  local size = util.BYTES[T]
+  local hb = p.dim / 2 * size
+  local shift = c.half == 2 and hb or 0
+  local wrap = function(a, rel)
+    return "(const void *)(" .. a .. " + (" .. rel .. " - " .. util.int(shift) .. " + "
+      .. util.int(M.AHEAD_BYTES) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
+      .. " - " .. util.int(hb) .. " : 0))"
+  end
+  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(M.AHEAD_BYTES) .. ")"
+  local pf = M.next_row_prefetch(p, c, T, from, wrap, "3")
+  return pf ~= "" and pf or nil
+end
+
 -- Why: the first half of the next row (M.spread_prefetch's passes 1 and
 -- 2, two streams a quarter of the row apart) asked for by a row whose
 -- sums take one pass: LayerNorm's line-frame rows, and the two-pass
@@ -361,13 +392,16 @@ end
 --         chain waited on the sum just finished and held up retirement
 --         (RMSNorm 1024 x 64 bf16 on a Zen 4 core 4.29 -> 3.90 us,
 --         bench/RESULTS.md run 31).
+--   split: the row read as two streams, its halves side by side (M.splits
+--         says which rows can; the same bits): rms_row.c.tpl's fused
+--         non-temporal rows on Intel cores (kg_cpu_nt_split).
 --
 -- A table with `dot` (the AVX512_BF16 twin of a bf16 kernel, pack.lua)
 -- sums squares straight from raw loads (V.dot.load / V.dot.sq: vdpbf16ps)
 -- into its own f32 accumulators; that applies to one sum of squares over a
 -- row read through M.loader (`vals`, if given, is then not used: the
 -- compiler merges the raw load with the row's own load of the same bytes).
-function M.reduce(p, sums, load, pre, vals, also, mid)
+function M.reduce(p, sums, load, pre, vals, also, mid, split)
   local V, S = p.V, p.S
   local AV, AS = M.acc(V), M.acc(S)
   local dot = V.dot and #sums == 1 and sums[1].sq and type(load) == "table" and not pre and V.dot
@@ -391,9 +425,12 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
   for _, sm in ipairs(sums) do
     if pre and not sm.centred then raw = true end
   end
-  local function body(chunks, ind, tag, fixed)
+  -- j0: the chunks' indices start after j0 (a split row's chunks go one
+  -- at a time, each to its own accumulator)
+  local function body(chunks, ind, tag, fixed, j0)
     local ntail = 0
-    for j, c in ipairs(chunks) do
+    for jj, c in ipairs(chunks) do
+      local j = jj + (j0 or 0)
       local src = {} -- the values of sums with their own `load` (by `tag`)
       local v = fixed and fixed[j] or ("(" .. load(c) .. ")")
       local cen
@@ -468,6 +505,14 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
       if tails then emit(ind .. AS.acc_vt .. " " .. sm.var .. "t = " .. AS.acc_zero() .. ";") end
     end
   end
+  -- a block's sum of sm (its accumulators folded, as a double)
+  local function total(sm, tails)
+    local v = sm.var
+    local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
+    local e = (sm.wide and V.wide_vt) and V.wide_hsum(M.fold(pair, wn, V.wide_add)) or AV.acc_hsum(fold(v, AV.acc_add))
+    if tails then e = e .. " + (double)" .. v .. "t" end
+    return e
+  end
   local function flush(ind, tails)
     for _, sm in ipairs(sums) do
       local v = sm.var
@@ -476,15 +521,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
         local folded = fold(v, AV.acc_add)
         emit(ind .. sm.part .. " = " .. (dot and folded or V.g4.part(folded)) .. ";")
       else
-        local e
-        if sm.wide and V.wide_vt then
-          local function pair(a) return V.wide_add(v .. a .. "l", v .. a .. "h") end
-          e = V.wide_hsum(M.fold(pair, wn, V.wide_add))
-        else
-          e = AV.acc_hsum(fold(v, AV.acc_add))
-        end
-        if tails then e = e .. " + (double)" .. v .. "t" end
-        emit(ind .. v .. " += " .. e .. ";")
+        emit(ind .. v .. " += " .. total(sm, tails) .. ";")
       end
     end
   end
@@ -506,6 +543,48 @@ function M.reduce(p, sums, load, pre, vals, also, mid)
     return table.concat(out, "\n")
   end
   local step, nblk = tonumber(p.step), math.floor(p.blk_end / p.B)
+  if split then
+    assert(M.splits(p) and not mid, "row.reduce: split needs a row of an even number of whole blocks, no mid")
+    -- the row's two halves as two streams: blocks b and b + H side by
+    -- side, each with its own accumulators, chunk by chunk (`also`
+    -- gets half B's chunks with off past H, pos within the half and
+    -- half = 2); each block's sum kept (<var>_b) and added in the row's
+    -- order after, so the bits are those of one stream
+    local H = p.dim / 2
+    local mine = sums
+    local other = {}
+    for i, sm in ipairs(sums) do
+      assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
+      other[i] = setmetatable({ var = sm.var .. "u" }, { __index = sm })
+    end
+    for _, sm in ipairs(mine) do emit("double " .. sm.var .. "_b[" .. nblk .. "];") end
+    emit("for (size_t b = 0; b < " .. util.int(H) .. "; b += " .. util.int(p.B) .. ") {")
+    decl("  ", false)
+    sums = other
+    decl("  ", false)
+    sums = mine
+    emit("  for (size_t i = b; i < b + " .. util.int(p.B) .. "; i += " .. p.step .. ") {")
+    for j, c in ipairs(p.block) do
+      local rel = tonumber(c.off:match("^i %+ (%d+)$"))
+      local a = { I = c.I, n = c.n, off = c.off, pos = c.off, half = 1 }
+      local b = { I = c.I, n = c.n, off = "i + " .. util.int(H + rel), pos = c.off, half = 2 }
+      body({ a }, "    ", "v", nil, j - 1)
+      sums = other
+      body({ b }, "    ", "u", nil, j - 1)
+      sums = mine
+    end
+    emit("  }")
+    for i, sm in ipairs(mine) do
+      emit("  " .. sm.var .. "_b[b / " .. util.int(p.B) .. "] = " .. total(sm, false) .. ";")
+      emit("  " .. sm.var .. "_b[" .. util.int(nblk / 2) .. " + b / " .. util.int(p.B) .. "] = "
+        .. total(other[i], false) .. ";")
+    end
+    emit("}")
+    for _, sm in ipairs(mine) do
+      emit("for (size_t q = 0; q < " .. nblk .. "; q++) " .. sm.var .. " += " .. sm.var .. "_b[q];")
+    end
+    return table.concat(out, "\n")
+  end
   -- `mid` goes between two loop steps at about the row's middle: between
   -- whole blocks when there are two or more, else inside the loop that
   -- crosses the middle (split in two), else after the row

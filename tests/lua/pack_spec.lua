@@ -550,6 +550,31 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);\n        continue;", 1, true))
     assert.is_falsy(r32:sub(last):find("uintptr_t)xn", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512"):find("kgi_ntw_put(&nst, i + 32, kgi_v2_pack_ta(", 1, true))
+    -- where the runtime says so (kg_cpu_nt_split, asked once per call), the
+    -- fused rows go as two streams: the halves side by side, each block's
+    -- sum kept and added in the row's order; each half asks for its lines
+    -- ahead and past its end for its half of the next row; realigned, the
+    -- second half has a stream of its own
+    for _, part in ipairs({ ntp, staged }) do
+      assert.is_truthy(part:find("const int nt2 = kg_cpu_nt_split();", 1, true))
+      assert.is_truthy(part:find("if (xn && nt2) {", 1, true))
+      assert.is_truthy(part:find("for (size_t b = 0; b < 2048; b += 256) {", 1, true))
+      assert.is_truthy(part:find("const __m512 u2 = (_mm512_loadu_ps(xn + i + 2064));\n"
+        .. "            squ2 = _mm512_fmadd_ps(u2, u2, squ2);", 1, true))
+      assert.is_truthy(part:find("sq_b[8 + b / 256] = (double)kgi_avx512_hsum(_mm512_add_ps("
+        .. "_mm512_add_ps(squ1, squ2), _mm512_add_ps(squ3, squ4)));", 1, true))
+      assert.is_truthy(part:find("for (size_t q = 0; q < 16; q++) sq += sq_b[q];", 1, true))
+      assert.is_truthy(part:find("(((uintptr_t)xn + 4096) + i * 4 + 8256 + (i * 4 + 8256 - 8192 + 4096 >= 8192 ? "
+        .. "x_stride * 4 - 8192 : 0)), 0, 3);", 1, true))
+    end
+    assert.is_truthy(ntp:find("_mm512_stream_ps(yr + i + 2064, ", 1, true))
+    assert.is_truthy(staged:find("kgi_ntr nst2 = kgi_ntr_begin(yr + 2048);", 1, true))
+    assert.is_truthy(staged:find("kgi_ntr_put(&nst2, i + 16, _mm512_mul_ps(_mm512_mul_ps("
+      .. "_mm512_loadu_ps(xr + i + 2064)", 1, true))
+    assert.is_truthy(staged:find("kgi_ntr_end(&nst, 2048);\n        kgi_ntr_end(&nst2, 2048);\n        continue;",
+      1, true))
+    -- AVX2 keeps one stream
+    assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("nt2", 1, true))
     -- f16 (AVX-512 and AVX2): the stack row
     local a2c = S.read(dir .. "/nt/nt_avx2.c")
     local function stack_row(text, ty, n)
