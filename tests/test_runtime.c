@@ -507,87 +507,36 @@ START_TEST(RT_CPU_003_bf16_paths_off) {
 }
 END_TEST
 
-/* KGEN_BF16_LINE_FRAME=0 keeps bf16 QK-norm heads off the line frame on
- * any vendor; =1 sends them there wherever AVX-512 runs (forked child). */
-START_TEST(RT_CPU_004_bf16_line_frame_off) {
-  setenv("KGEN_BF16_LINE_FRAME", "0", 1);
-  ck_assert_int_eq(kg_cpu_bf16_line_frame(), 0);
-}
-END_TEST
+/* The runtime's 0/1 switches, one row a test: "0" turns a choice off on
+ * any CPU, "1" on wherever its level runs.  The detection is cached per
+ * process, so each row runs in its own forked child (a loop test). */
+typedef struct {
+  const char *id, *env, *value, *what;
+  int (*get)(void);
+  int level;
+} t_switch;
 
-START_TEST(RT_CPU_005_bf16_line_frame_on) {
-  setenv("KGEN_BF16_LINE_FRAME", "1", 1);
-  ck_assert_int_eq(kg_cpu_bf16_line_frame(), kg_cpu_has(KG_ISA_AVX512));
-}
-END_TEST
+static const t_switch t_switches[] = {
+    {"RT-CPU-004", "KGEN_BF16_LINE_FRAME", "0", "bf16 QK-norm heads off the line frame", kg_cpu_bf16_line_frame, KG_ISA_AVX512},
+    {"RT-CPU-005", "KGEN_BF16_LINE_FRAME", "1", "bf16 QK-norm heads on the line frame", kg_cpu_bf16_line_frame, KG_ISA_AVX512},
+    {"RT-CPU-006", "KGEN_F16_AVX2", "0", "f16 dispatchers kept on AVX-512", kg_cpu_f16_avx2, KG_ISA_AVX512},
+    {"RT-CPU-007", "KGEN_F16_AVX2", "1", "f16 dispatchers sent to AVX2", kg_cpu_f16_avx2, KG_ISA_AVX512},
+    {"RT-CPU-008", "KGEN_PREFETCH_ZEN5", "0", "QK-norm's generic prefetches", kg_cpu_prefetch_zen5, KG_ISA_AVX2},
+    {"RT-CPU-009", "KGEN_PREFETCH_ZEN5", "1", "QK-norm's Zen 5 prefetches", kg_cpu_prefetch_zen5, KG_ISA_AVX2},
+    {"RT-CPU-010", "KGEN_STREAM_RELOAD", "0", "long f32 QK-norm rows kept in registers", kg_cpu_stream_reload, KG_ISA_AVX512},
+    {"RT-CPU-011", "KGEN_STREAM_RELOAD", "1", "long f32 QK-norm rows loaded twice", kg_cpu_stream_reload, KG_ISA_AVX512},
+    {"RT-CPU-012", "KGEN_LN_FRAME_PAIRS", "0", "LayerNorm line-frame rows one at a time", kg_cpu_ln_frame_pairs, KG_ISA_AVX512},
+    {"RT-CPU-013", "KGEN_LN_FRAME_PAIRS", "1", "LayerNorm line-frame rows in pairs", kg_cpu_ln_frame_pairs, KG_ISA_AVX512},
+    {"RT-CPU-014", "KGEN_NT_SPLIT", "0", "streamed RMSNorm rows as one stream", kg_cpu_nt_split, KG_ISA_AVX512},
+    {"RT-CPU-015", "KGEN_NT_SPLIT", "1", "streamed RMSNorm rows as two streams", kg_cpu_nt_split, KG_ISA_AVX512},
+};
 
-/* KGEN_F16_AVX2=0 keeps f16 dispatchers on AVX-512 on any CPU; =1 sends
- * them to AVX2 wherever AVX-512 runs (forked children). */
-START_TEST(RT_CPU_006_f16_avx2_off) {
-  setenv("KGEN_F16_AVX2", "0", 1);
-  ck_assert_int_eq(kg_cpu_f16_avx2(), 0);
-}
-END_TEST
-
-START_TEST(RT_CPU_007_f16_avx2_on) {
-  setenv("KGEN_F16_AVX2", "1", 1);
-  ck_assert_int_eq(kg_cpu_f16_avx2(), kg_cpu_has(KG_ISA_AVX512));
-}
-END_TEST
-
-/* KGEN_PREFETCH_ZEN5=0 keeps QK-norm's generic prefetch choices on any
- * CPU; =1 takes Zen 5's wherever AVX2 runs (forked children). */
-START_TEST(RT_CPU_008_prefetch_zen5_off) {
-  setenv("KGEN_PREFETCH_ZEN5", "0", 1);
-  ck_assert_int_eq(kg_cpu_prefetch_zen5(), 0);
-}
-END_TEST
-
-START_TEST(RT_CPU_009_prefetch_zen5_on) {
-  setenv("KGEN_PREFETCH_ZEN5", "1", 1);
-  ck_assert_int_eq(kg_cpu_prefetch_zen5(), kg_cpu_has(KG_ISA_AVX2));
-}
-END_TEST
-
-/* KGEN_STREAM_RELOAD=0 keeps long f32 QK-norm calls' rows in registers on
- * any CPU; =1 loads them twice wherever AVX-512 runs (forked children). */
-START_TEST(RT_CPU_010_stream_reload_off) {
-  setenv("KGEN_STREAM_RELOAD", "0", 1);
-  ck_assert_int_eq(kg_cpu_stream_reload(), 0);
-}
-END_TEST
-
-START_TEST(RT_CPU_011_stream_reload_on) {
-  setenv("KGEN_STREAM_RELOAD", "1", 1);
-  ck_assert_int_eq(kg_cpu_stream_reload(), kg_cpu_has(KG_ISA_AVX512));
-}
-END_TEST
-
-/* KGEN_LN_FRAME_PAIRS=0 takes LayerNorm's line-frame rows one at a time
- * on any CPU; =1 two at a time wherever AVX-512 runs (forked children). */
-START_TEST(RT_CPU_012_ln_frame_pairs_off) {
-  setenv("KGEN_LN_FRAME_PAIRS", "0", 1);
-  ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
-}
-END_TEST
-
-START_TEST(RT_CPU_013_ln_frame_pairs_on) {
-  setenv("KGEN_LN_FRAME_PAIRS", "1", 1);
-  ck_assert_int_eq(kg_cpu_ln_frame_pairs(), kg_cpu_has(KG_ISA_AVX512));
-}
-END_TEST
-
-/* KGEN_NT_SPLIT=0 streams RMSNorm rows as one stream on any CPU; =1 as
- * two wherever AVX-512 runs (forked children). */
-START_TEST(RT_CPU_014_nt_split_off) {
-  setenv("KGEN_NT_SPLIT", "0", 1);
-  ck_assert_int_eq(kg_cpu_nt_split(), 0);
-}
-END_TEST
-
-START_TEST(RT_CPU_015_nt_split_on) {
-  setenv("KGEN_NT_SPLIT", "1", 1);
-  ck_assert_int_eq(kg_cpu_nt_split(), kg_cpu_has(KG_ISA_AVX512));
+START_TEST(RT_CPU_switch) {
+  const t_switch *t = &t_switches[_i];
+  setenv(t->env, t->value, 1); /* before the first detection caches it */
+  const int want = t->value[0] == '1' && kg_cpu_has(t->level);
+  ck_assert_msg(t->get() == want, "%s (%s): %s=%s gave %d, expected %d", t->id, t->what, t->env,
+                t->value, t->get(), want);
 }
 END_TEST
 
@@ -764,18 +713,11 @@ int main(void) {
   t_add(s, "RT-DISP-008", RT_DISP_008_cap_cached);
   if (forking) {
     t_add(s, "RT-CPU-003", RT_CPU_003_bf16_paths_off);
-    t_add(s, "RT-CPU-004", RT_CPU_004_bf16_line_frame_off);
-    t_add(s, "RT-CPU-005", RT_CPU_005_bf16_line_frame_on);
-    t_add(s, "RT-CPU-006", RT_CPU_006_f16_avx2_off);
-    t_add(s, "RT-CPU-007", RT_CPU_007_f16_avx2_on);
-    t_add(s, "RT-CPU-008", RT_CPU_008_prefetch_zen5_off);
-    t_add(s, "RT-CPU-009", RT_CPU_009_prefetch_zen5_on);
-    t_add(s, "RT-CPU-010", RT_CPU_010_stream_reload_off);
-    t_add(s, "RT-CPU-011", RT_CPU_011_stream_reload_on);
-    t_add(s, "RT-CPU-012", RT_CPU_012_ln_frame_pairs_off);
-    t_add(s, "RT-CPU-013", RT_CPU_013_ln_frame_pairs_on);
-    t_add(s, "RT-CPU-014", RT_CPU_014_nt_split_off);
-    t_add(s, "RT-CPU-015", RT_CPU_015_nt_split_on);
+    for (size_t i = 0; i < sizeof t_switches / sizeof t_switches[0]; i++) {
+      TCase *tc = tcase_create(t_switches[i].id);
+      _tcase_add_test(tc, RT_CPU_switch, 0, 0, (int)i, (int)i + 1);
+      suite_add_tcase(s, tc);
+    }
   } else
     printf("RT-CPU-003..015: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
