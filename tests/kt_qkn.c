@@ -548,9 +548,7 @@ START_TEST(t_qkn_long) {
   const size_t nh = v->num_heads, nkv = v->num_kv_heads;
   const size_t T = (4u << 20) / ((nh + nkv) * v->dim * es) + 1;
   kt_case a, b;
-  double *vals = malloc(sizeof(double) * v->dim);
   size_t t, j;
-  ck_assert_ptr_nonnull(vals);
   kt_setup_random(&a, v, T, "qkn-long");
   kt_run(&a, NULL);
   KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
@@ -561,15 +559,8 @@ START_TEST(t_qkn_long) {
   kt_buf_copy(&b.par[1], &a.par[1]);
   /* every 7th token and the last: enough to meet every head position */
   for (t = 0;; t = t + 7 < T - 1 ? t + 7 : T - 1) {
-    for (j = 0; j < nh + nkv; j++) {
-      const size_t ra = kt_qk_row(&a, t, j);
-      kt_row row;
-      size_t i;
-      kt_row_get(&a, ra, &row);
-      for (i = 0; i < v->dim; i++)
-        vals[i] = kt_get(&a, row.in, i);
-      kt_set_row(&b, j, vals);
-    }
+    for (j = 0; j < nh + nkv; j++)
+      kt_copy_row(&b, j, &a, kt_qk_row(&a, t, j));
     kt_run(&b, NULL);
     for (j = 0; j < nh + nkv; j++) {
       const size_t ra = kt_qk_row(&a, t, j);
@@ -586,7 +577,6 @@ START_TEST(t_qkn_long) {
     if (t == T - 1)
       break;
   }
-  free(vals);
   kt_case_free(&a);
   kt_case_free(&b);
 }
@@ -678,13 +668,8 @@ START_TEST(t_lines) {
         memcpy(b.par[0].p, a.par[0].p, v->dim * es);
         if (qk || v->op == KG_OP_LAYERNORM) /* k_w, beta */
           memcpy(b.par[1].p, a.par[1].p, v->dim * es);
-        for (r = 0; r < kt_rows(&a); r++) {
-          kt_row row;
-          kt_row_get(&a, r, &row);
-          for (i = 0; i < v->dim; i++)
-            vals[i] = kt_get(&a, row.in, i);
-          kt_set_row(&b, r, vals);
-        }
+        for (r = 0; r < kt_rows(&a); r++)
+          kt_copy_row(&b, r, &a, r);
         kt_run(&b, NULL);
         snprintf(what, sizeof what,
                  "%zu %s%s%s, %s %zu and %s %zu bytes into a line against "
@@ -721,9 +706,7 @@ START_TEST(t_rms_rows) {
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
   const size_t R = 33;
   kt_case a, b;
-  double *vals = malloc(sizeof(double) * v->dim);
-  size_t r, i;
-  ck_assert_ptr_nonnull(vals);
+  size_t r;
   kt_setup_random(&a, v, R, "rms-rows");
   kt_run(&a, NULL);
   KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
@@ -732,9 +715,7 @@ START_TEST(t_rms_rows) {
   for (r = 0; r < R; r++) {
     kt_row ra, rb;
     kt_row_get(&a, r, &ra);
-    for (i = 0; i < v->dim; i++)
-      vals[i] = kt_get(&a, ra.in, i);
-    kt_set_row(&b, 0, vals);
+    kt_copy_row(&b, 0, &a, r);
     kt_run(&b, NULL);
     kt_row_get(&b, 0, &rb);
     ck_assert_msg(memcmp(ra.out, rb.out, v->dim * es) == 0,
@@ -742,7 +723,6 @@ START_TEST(t_rms_rows) {
                   "called alone",
                   v->symbol, r, R);
   }
-  free(vals);
   kt_case_free(&a);
   kt_case_free(&b);
 }

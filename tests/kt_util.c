@@ -274,6 +274,15 @@ void kt_set_row(kt_case *c, size_t r, const double *vals) {
     ref_store(c->dtype, (void *)row.in, i, vals[i]);
 }
 
+/* Why: tests that compare a long call with short ones (KT-QKN-LONG,
+ * KT-RMS-ROWS) give the short call the very input bits of one row. */
+void kt_copy_row(kt_case *dst, size_t rd, const kt_case *src, size_t rs) {
+  kt_row a, b;
+  kt_row_get(src, rs, &a);
+  kt_row_get(dst, rd, &b);
+  memcpy((void *)b.in, a.in, src->dim * ref_esize(src->dtype));
+}
+
 /* Why: exact value of a T element, for references and bounds. */
 double kt_get(const kt_case *c, const void *row, size_t i) {
   return ref_load(c->dtype, row, i);

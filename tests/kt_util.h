@@ -98,6 +98,9 @@ void kt_row_get(const kt_case *c, size_t r, kt_row *row);
 void kt_row_name(const kt_case *c, size_t r, char *buf, size_t len);
 /* Store round_T(vals[i]) into pristine row r. */
 void kt_set_row(kt_case *c, size_t r, const double *vals);
+/* Copy the input of row rs of src into pristine row rd of dst (the same
+ * dtype and dim). */
+void kt_copy_row(kt_case *dst, size_t rd, const kt_case *src, size_t rs);
 /* Fill every usable input element (row gaps too) with a finite value;
  * call before the rows are set. */
 void kt_fill_gaps(kt_case *c);

@@ -565,7 +565,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid, split)
     sums = mine
     emit("  for (size_t i = b; i < b + " .. util.int(p.B) .. "; i += " .. p.step .. ") {")
     for j, c in ipairs(p.block) do
-      local rel = tonumber(c.off:match("^i %+ (%d+)$"))
+      local rel = assert(tonumber(c.off:match("^i %+ (%d+)$")), "row.reduce: split chunk offset not i + n")
       local a = { I = c.I, n = c.n, off = c.off, pos = c.off, half = 1 }
       local b = { I = c.I, n = c.n, off = "i + " .. util.int(H + rel), pos = c.off, half = 2 }
       body({ a }, "    ", "v", nil, j - 1)
