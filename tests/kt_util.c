@@ -274,8 +274,8 @@ void kt_set_row(kt_case *c, size_t r, const double *vals) {
     ref_store(c->dtype, (void *)row.in, i, vals[i]);
 }
 
-/* Why: tests that compare a long call with short ones (KT-QKN-LONG,
- * KT-RMS-ROWS) give the short call the very input bits of one row. */
+/* Why: tests that compare one call with another (KT-QKN-LONG, KT-LINES,
+ * KT-RMS-ROWS) give the second the very input bits of the first's rows. */
 void kt_copy_row(kt_case *dst, size_t rd, const kt_case *src, size_t rs) {
   kt_row a, b;
   kt_row_get(src, rs, &a);
