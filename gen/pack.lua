@@ -254,6 +254,17 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;
   -- bf16 measured 0.89-1.06, so 16-bit rows keep the frame (RESULTS run 41)
   if env.nt_fused and ln_fuse and k.dtype == "f32" then frame = false end
+  -- RMSNorm's frame rows are fused (rms_row.c.tpl: row r's lines written
+  -- while row r + 1 is summed from its own split loads, the same sums as
+  -- the other rows), so only where those are, rows of whole steps
+  -- (#p.rest == 0) and the runtime does not ask for two streams (the
+  -- frame's loop is one): on the Zen 5 VM RMSNorm 4096 x 8192 f32 at
+  -- offset 16 took 1.10-1.12 x memcpy realigned in registers, 1.01-1.02
+  -- in the frame, as aligned (bench/RESULTS.md run 61)
+  if frame and op.fuse_rows then
+    frame = env.nt_fused and fuse and not p.in_regs and #p.rest == 0 or false
+    env.frame_fz = frame
+  end
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
   -- fused row before its `continue`)
   if stage == "shift" then env.stage_post = V.nt_shift .. "_end(&nst, " .. env.D .. ");"
@@ -272,9 +283,9 @@ local function kernel_body(dirs, spec, k, V, twin_of)
       end
       env.fused, env.ln_fz = false, false
       if frame then
-        env.stage = "frame"
+        env.stage, env.fused = "frame", env.frame_fz
         env[rv.key .. "_frame"] = render(dirs, op.row, env)
-        env.stage = nil
+        env.stage, env.fused = nil, false
       end
     end
   end
@@ -286,7 +297,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- the frame's weights: each of op.staged_w copied shifted by y's kd
     -- lanes into fl_<w> (its lines 0 .. nv, masked at both ends)
     local nv, lines_out = k.dim / V.W, {}
-    for _, rv in ipairs(op.staged_w) do
+    for _, rv in ipairs(op.staged_w or { { w = "w" } }) do
       local a, src = env.frame_w(rv.w), "flp_" .. rv.w
       lines_out[#lines_out + 1] = string.format("%s %s[%d] __attribute__((aligned(64)));", env.CT, a, k.dim + V.W)
       lines_out[#lines_out + 1] = string.format("const %s *%s = (const %s *)((uintptr_t)%s - 4 * kd);",

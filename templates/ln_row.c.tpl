@@ -163,39 +163,37 @@
 @   return "{ const " .. c.I.vt .. " gq = " .. wload(c, gsrc) .. ", bq = " .. wload(c, bsrc) .. "; "
 @     .. both("gq", "bq") .. " }"
 @ end
-@ -- a C offset plus n ("i + 96" + 32 -> "i + 128")
-@ local function plus(off, n)
-@   local base, k = tostring(off):match("^(.-) %+ (%d+)$")
-@   if base then return base .. " + " .. util.int(tonumber(k) + n) end
-@   if tonumber(off) then return util.int(tonumber(off) + n) end
-@   return off .. " + " .. util.int(n)
-@ end
 @ -- a pair of line-frame rows (ln_row `pair` with stage "frame"): with the
-@ -- sums chunk c of rows r + 2 and r + 3, frame line c.off + W of rows r
-@ -- and r + 1; the row's last chunk ends row r instead (its tail, with
-@ -- row r + 1's head hdb: one line where rows are end to end) and keeps
-@ -- row r + 1's tail in cv for the next row's head
+@ -- sums chunk c of rows r + 2 and r + 3, frame line c.off of rows r and
+@ -- r + 1, after that chunk's loads (a line one ahead, c.off + W, sat 64
+@ -- bytes into the next chunk's loads in the low 12 address bits, x and y
+@ -- at one offset in their pages as a malloc's are: RESULTS run 61).
+@ -- Line 0 is not written here: row r's head goes before the loop, row
+@ -- r + 1's after it with row r's tail (frame_pair_end)
 @ local function frame_pair_out(c, j)
-@   local F, L, W = V.nt_frame, V.lf, V.W
-@   local off = plus(c.off, W)
+@   local F, W = V.nt_frame, V.W
 @   local t = {}
 @   for _, b in ipairs({ "", "b" }) do
 @     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")
 @   end
-@   local both = shared_w({ I = V, off = off, n = W }, frame_w("gamma"), frame_w("beta"), function(g, be)
-@     return F.stream("ya + " .. off, frame_val(off, nil, true, "", g, be)) .. " "
-@       .. F.stream("yab + " .. off, frame_val(off, nil, true, "b", g, be))
+@   local both = shared_w(c, frame_w("gamma"), frame_w("beta"), function(g, be)
+@     return F.stream("ya + " .. c.off, frame_val(c.off, nil, true, "", g, be)) .. " "
+@       .. F.stream("yab + " .. c.off, frame_val(c.off, nil, true, "b", g, be))
 @   end)
-@   if j < #p.block then
-@     t[#t + 1] = both
-@     return table.concat(t, " ")
-@   end
-@   t[#t + 1] = "if (" .. off .. " < " .. D .. ") { " .. both .. " } else {"
-@   t[#t + 1] = "const " .. F.vt .. " tl = " .. frame_val(D, L.tail, true) .. ";"
-@   t[#t + 1] = "if (yc) " .. F.stream("yab", F.blend("tl", L.head, "hdb")) .. " else { "
-@     .. F.mstore("ya + " .. D, L.tail, "tl") .. " " .. F.mstore("yab", L.head, "hdb") .. " }"
-@   t[#t + 1] = "cv = " .. frame_val(D, L.tail, true, "b") .. "; }"
+@   if j == 1 then both = "if (" .. c.off .. " != 0) { " .. both .. " }" end
+@   t[#t + 1] = both
 @   return table.concat(t, " ")
+@ end
+@ -- after the pair's loop: row r's tail and row r + 1's head (one line
+@ -- where rows are end to end), row r + 1's tail kept in cv for the next
+@ -- row's head
+@ local function frame_pair_end()
+@   local F, L = V.nt_frame, V.lf
+@   return "{ const " .. F.vt .. " tl = " .. frame_val(D, L.tail, true) .. ", hdb = "
+@     .. frame_val("0", L.head, true, "b") .. "; "
+@     .. "if (yc) " .. F.stream("yab", F.blend("tl", L.head, "hdb")) .. " else { "
+@     .. F.mstore("ya + " .. D, L.tail, "tl") .. " " .. F.mstore("yab", L.head, "hdb") .. " } "
+@     .. "cv = " .. frame_val(D, L.tail, true, "b") .. "; }"
 @ end
 @ if head == "pair" then
 @ -- before nt_rows.c.tpl's pair loop: rows 0 and 1's sums
@@ -242,8 +240,8 @@ $(next_sums(nil))
             const $(F.vt) hd = $(frame_val("0", L.head, true));
             if (cy) $(F.stream("ya", F.blend("cv", L.head, "hd"))) else $(F.mstore("ya", L.head, "hd"))
           }
-          const $(F.vt) hdb = $(frame_val("0", L.head, true, "b"));
           $(indent(next_sums(frame_pair_out, true), "          "))
+          $(frame_pair_end())
           if (yc) cy = 1; else $(F.mstore("yab + " .. D, L.tail, "cv"))
 @ else
 @   if stage == "shift" then

@@ -145,12 +145,16 @@ $(row_body_frame)
 @   local F = V.nt_frame
   /* x and y the same bytes into their lines (two malloc'd buffers):
    * each row read and written as the aligned lines it covers (y's
-   * frame), the weights copied into that frame once per call, so
-   * neither x's loads nor y's stores split a line; the line two rows
-   * share is streamed whole by the later row (the earlier one's part
-   * carried in cv).  Same bits as the aligned rows (KT-LINES). */
+   * frame), the weights copied into that frame once per call, so no
+   * load of the output pass and no store splits a line (RMSNorm's sums
+   * of the next row keep their own loads); the line two rows share is
+   * streamed whole by the later row (the earlier one's part carried in
+   * cv).  Same bits as the aligned rows (KT-LINES). */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x) && (((uintptr_t)x ^ (uintptr_t)y) & 63) == 0
       && ((uintptr_t)y & 3) == 0
+@   if frame_fz and nt_split then
+      && !kg_cpu_nt_split()
+@   end
       && (rows == 1 || (((x_stride * sizeof(*x)) & 63) == 0 && ((y_stride * sizeof(*y)) & 63) == 0))) {
 @   for _, line in ipairs(V.lf.prologue("y", { own = true })) do
     $(line)
@@ -173,7 +177,7 @@ $(row_body_frame)
 @     pair_loop(row_body_pair_frame, function() frame_alone(pre) end, fin)
     }
 @   end
-@   loop(row_body_frame, frame_xp, pre, nil, fin)
+@   loop(row_body_frame, frame_xp, pre, nil, fin, frame_fz)
   }
 @ end
 @ if row_body_stage and stage_mode == "shift" then

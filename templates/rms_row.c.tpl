@@ -72,6 +72,41 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   return summed and "sn = sq;" or nil
 @ end
 @ local next_rn = ahead2 and fused and ("rn = " .. row.rms_scale("sn2", D, EPS) .. ";") or nil
+@ -- the line frame (nt_rows.c.tpl, stage "frame": x and y at one offset
+@ -- into their lines, rows of whole lines, fused rows only): row r's
+@ -- output goes out as y's aligned lines, each from x's aligned line at
+@ -- the same place (xa, ya: the rows' frame bases) and the weights copied
+@ -- into that frame (frame_w), so no load of the output pass and no store
+@ -- splits a line; the sums of row xn keep their own loads, so every row
+@ -- gets the bits of the aligned rows (KT-LINES).  Line 0 is masked (and
+@ -- holds the previous row's carried part where rows are end to end, cy),
+@ -- line D / W ends the row (carried in cv, or stored masked)
+@ local lframe = stage == "frame"
+@ local function frame_val(off, m)
+@   local h = V.mul(V.load(T, "xa", off, V.W, m), "vr")
+@   if k.rounding == "hf" then h = V.round(T, h) end
+@   return V.nt_value(T, V.mul(h, wload({ I = V, off = off, n = V.W }, frame_w(w))))
+@ end
+@ -- line c.off with chunk c (line 0, the head, masked and blended with
+@ -- the carried part; the tail, line D / W, after the loop: frame_tail).
+@ -- The line goes out after chunk c of xn is loaded: a line one ahead
+@ -- (c.off + W) sat 64 bytes into the next chunk's load in the low 12
+@ -- address bits (x and y at one offset in their pages, as a malloc's
+@ -- are), and ran no faster than the realigned rows (RESULTS run 61)
+@ local function frame_line(c, j, ahead)
+@   local F, L = V.nt_frame, V.lf
+@   local pf = ahead and row.ahead_prefetch(p, c, T, "xn")
+@   local s = F.stream("ya + " .. c.off, frame_val(c.off))
+@   if j == 1 then
+@     s = "if (" .. c.off .. " != 0) { " .. s .. " } else { const " .. F.vt .. " hd = " .. frame_val("0", L.head)
+@       .. "; if (cy) " .. F.stream("ya", F.blend("cv", L.head, "hd")) .. " else " .. F.mstore("ya", L.head, "hd") .. " }"
+@   end
+@   return (pf and pf .. " " or "") .. s
+@ end
+@ local function frame_tail()
+@   local F, L = V.nt_frame, V.lf
+@   return "cv = " .. frame_val(D, L.tail) .. "; if (yc) cy = 1; else " .. F.mstore("ya + " .. D, L.tail, "cv")
+@ end
 @ if fused then
       const double ss = sn;
 @   if ahead2 then
@@ -86,6 +121,9 @@ float rn = $(row.rms_scale("sn", D, EPS));
       $(indent(row.reduce(p, sq, ld, nil, vals, pf_sums), "      "))
 @ end
       if (KG_UNLIKELY($(slow_test))) {
+@ if lframe then
+        if (cy) { $(V.nt_frame.mstore("ya", V.lf.tail, "cv")) cy = 0; }
+@ end
 @ if next_rn then
         $(next_rn)
 @ end
@@ -137,7 +175,26 @@ float rn = $(row.rms_scale("sn", D, EPS));
         continue;
       }
 @   end
-@   if fused then
+@   if lframe then
+      if (xn) {
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return frame_line(c, j, true) end, next_rn), "        "))
+        $(frame_tail())
+        $(advance(true))
+        continue;
+      }
+@     if next_rn then
+      $(next_rn)
+@     end
+@     if advance(false) then
+      $(advance(false))
+@     end
+      for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
+@     for j, c in ipairs(p.block) do
+        $(frame_line(c, j))
+@     end
+      }
+      $(frame_tail())
+@   elseif fused then
       if (xn) {
         $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, next_rn), "        "))
         $(advance(true))
@@ -153,14 +210,14 @@ float rn = $(row.rms_scale("sn", D, EPS));
       $(advance(false))
 @     end
 @   end
-@   if p.loop_end > 0 then
+@   if p.loop_end > 0 and not lframe then
       for (size_t i = 0; i < $(util.int(p.loop_end)); i += $(p.step)) {
 @     for j, c in ipairs(p.block) do
         $(out(c, ld(c), j))
 @     end
       }
 @   end
-@   for j, c in ipairs(p.rest) do
+@   for j, c in ipairs(lframe and {} or p.rest) do
       $(out(c, ld(c), j))
 @   end
 @ end

@@ -6,6 +6,7 @@ return {
   nt_stores = true,               -- out of place: may bypass the caches
   walign = true,                  -- misaligned weights copied once per call (pack.lua)
   fuse_rows = true,               -- wide rows: next row's sum in this row's pass 2
+  frame_rows = true,              -- streamed: x and y's shared line frame (rms_row.c.tpl)
   dot_twin = true,                -- AVX512_BF16 sums where a table has them
   lines_rows = true,              -- rows off line alignment: kernels/lines.lua
   frame = "rmsnorm.c.tpl", row = "rms_row.c.tpl", slow = "rms_slow.c.tpl",

@@ -854,12 +854,20 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     local fr = b:sub((b:find(frame, 1, true)))
     fr = fr:sub(1, fr:find("_mm_sfence();", 1, true))
     assert.is_truthy(fr:find("for (size_t r = 0; r < rows; r += 2) {", 1, true))
-    assert.is_truthy(fr:find("const __m512i hdb = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmh2, xab + 0), "
+    assert.is_truthy(fr:find(", hdb = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmh2, xab + 0), "
       .. "vrb, vab), kgi_v2_ld(fl_gamma + 0), kgi_v2_ld(fl_beta + 0)));", 1, true))
+    -- each frame line goes out with the sums chunk at its own offset, after
+    -- that chunk's loads (not one line ahead: 4 KiB aliasing, RESULTS run
+    -- 61); line 0 of the pair's rows goes before and after the loop
     assert.is_truthy(fr:find("(((uintptr_t)xnb + 2048) + i * 2 + 0 + (i * 2 + 0 + 2048 >= 8192 ? "
       .. "(2 * x_stride) * 2 - 8192 : 0)), 0, 3); "
-      .. "{ const kgi_v2 gq = kgi_v2_ld(fl_gamma + i + 32), bq = kgi_v2_ld(fl_beta + i + 32); "
+      .. "if (i + 0 != 0) { { const kgi_v2 gq = kgi_v2_ld(fl_gamma + i + 0), bq = kgi_v2_ld(fl_beta + i + 0); "
+      .. "_mm512_stream_si512((void *)(ya + i + 0), ", 1, true))
+    assert.is_truthy(fr:find("const kgi_v2 v2 = (kgi_v2_ld(xn + i + 32));", 1, true))
+    assert.is_truthy(fr:find("{ const kgi_v2 gq = kgi_v2_ld(fl_gamma + i + 32), bq = kgi_v2_ld(fl_beta + i + 32); "
       .. "_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
+    assert.is_true(fr:find("const kgi_v2 v2 = (kgi_v2_ld(xn + i + 32));", 1, true)
+      < fr:find("_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
     -- a pair's gamma and beta are loaded (and split) once for both rows:
     -- aligned, realigned and line-frame pairs
     assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_ld(gamma + i + 0), bq = kgi_v2_ld(beta + i + 0); ", 1, true))
@@ -868,7 +876,9 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     assert.is_truthy(f:find("kgi_ntr_put(&nstb, i + 0, _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xrb + i + 0), "
       .. "vrb, vab), gq, bq)); }", 1, true))
     assert.is_truthy(fr:find("kgi_v2_ld(xab + i + 32), vrb, vab), gq, bq))); }", 1, true))
-    assert.is_truthy(fr:find("if (i + 128 < 4096) {", 1, true))
+    assert.is_falsy(fr:find("if (i + 128 < 4096) {", 1, true))
+    assert.is_truthy(fr:find("{ const __m512i tl = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmt2, xa + 4096), "
+      .. "vr, va), ", 1, true))
     assert.is_truthy(fr:find("if (yc) _mm512_stream_si512((void *)(yab), _mm512_mask_mov_epi16(tl, kmh2, hdb));",
       1, true))
     assert.is_truthy(fr:find("cv = kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma(kgi_v2_ldm(kmt2, xab + 4096), vrb, vab), ",
@@ -881,6 +891,49 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
     local rest = b:sub((b:find(frame, 1, true)) + #fr - 1) -- from the pairs' _mm_sfence
     assert.is_truthy(rest:find("^_mm_sfence%(%);\n    return;\n    }\n    for %(size_t r = 0; r < rows; r%+%+%) {"))
     assert.is_falsy(f:find("kg_cpu_ln_frame_pairs", 1, true))
+  end)
+
+  it("stream RMSNorm rows at one offset in the line frame, each line after its sums chunk's loads (AVX-512)",
+    function()
+    S.write(dir .. "/rmf.lua", [[
+return { name = "rmf", isa = { "scalar", "avx2", "avx512" }, kernels = {
+  { op = "rmsnorm", name = "f", dim = 4096, dtype = "f32" },
+  { op = "rmsnorm", name = "b", dim = 4096, dtype = "bf16" },
+  { op = "rmsnorm", name = "g", dim = 4096, dtype = "f16" },
+  { op = "rmsnorm", name = "t", dim = 1000, dtype = "f32" },
+} }
+]])
+    gen(dir .. "/rmf.lua", dir)
+    local c = S.read(dir .. "/rmf/rmf_avx512.c")
+    local frame = "(((uintptr_t)x ^ (uintptr_t)y) & 63) == 0"
+    local f = body(c, "rmf_f_avx512")
+    local fr = f:sub((f:find(frame, 1, true)))
+    fr = fr:sub(1, fr:find("_mm_sfence();", 1, true))
+    -- not where the runtime asks for two streams (Intel: kg_cpu_nt_split)
+    assert.is_truthy(fr:find("&& !kg_cpu_nt_split()", 1, true))
+    assert.is_truthy(fr:find("float fl_w[4112] __attribute__((aligned(64)));", 1, true))
+    -- the next row's sums from its own loads (the aligned rows' bits), row
+    -- r's line i + 16 streamed after the load of chunk i + 16, from x's
+    -- and the weights' lines at the same place
+    local ld = fr:find("const __m512 v2 = (_mm512_loadu_ps(xn + i + 16));", 1, true)
+    local st = fr:find("_mm512_stream_ps(ya + i + 16, _mm512_mul_ps(_mm512_mul_ps(_mm512_loadu_ps(xa + i + 16), vr), "
+      .. "_mm512_loadu_ps(fl_w + i + 16)));", 1, true)
+    assert.is_truthy(ld and st and ld < st)
+    assert.is_falsy(fr:find("< 4096) {", 1, true))
+    -- line 0 with the carried part of the row before; the tail kept in cv
+    assert.is_truthy(fr:find("if (i + 0 != 0) {", 1, true))
+    assert.is_truthy(fr:find("if (cy) _mm512_stream_ps(ya, _mm512_mask_mov_ps(cv, kmh, hd));", 1, true))
+    assert.is_truthy(fr:find("cv = _mm512_mul_ps(_mm512_mul_ps(_mm512_maskz_loadu_ps(kmt, xa + 4096), vr), "
+      .. "_mm512_loadu_ps(fl_w + 4096)); if (yc) cy = 1; else _mm512_mask_storeu_ps(ya + 4096, kmt, cv);", 1, true))
+    -- before the realigning stream, which the other offsets keep
+    assert.is_true((f:find(frame, 1, true)) < (f:find("kgi_ntr nst = kgi_ntr_begin(yr);", 1, true)))
+    -- bf16 (plain and the AVX512_BF16 twin) too; not f16 (256-bit halves),
+    -- rows that are not whole lines, AVX2
+    assert.is_truthy(body(c, "rmf_b_avx512"):find(frame, 1, true))
+    assert.is_truthy(body(c, "rmf_b_avx512_bf16dot"):find(frame, 1, true))
+    assert.is_falsy(body(c, "rmf_g_avx512"):find(frame, 1, true))
+    assert.is_falsy(body(c, "rmf_t_avx512"):find(frame, 1, true))
+    assert.is_falsy(S.read(dir .. "/rmf/rmf_avx2.c"):find(frame, 1, true))
   end)
 
   it("copy weights off line alignment once per call where rows read them from memory (AVX-512)", function()
