@@ -601,7 +601,9 @@ END_TEST
  * the aligned call, and nothing outside the rows may change.  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every out-of-place call takes the
  * streaming stores, so y off alignment goes through the realigning streams
- * (kgi_ntr / kgi_ntw) or the stack row. */
+ * (kgi_ntr / kgi_ntw) or the stack row, and x and y at one offset through
+ * y's streamed line frame (RMSNorm and LayerNorm bf16: each row's lines,
+ * the line two rows share written by the later row). */
 START_TEST(t_lines) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
