@@ -259,10 +259,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- the other rows), so only where those are, rows of whole steps
   -- (#p.rest == 0) and the runtime does not ask for two streams (the
   -- frame's loop is one): on the Zen 5 VM RMSNorm 4096 x 8192 f32 at
-  -- offset 16 took 1.10-1.12 x memcpy realigned in registers, 1.01-1.02
-  -- in the frame, as aligned (bench/RESULTS.md run 61)
+  -- offset 16 took 1.10-1.16 x memcpy realigned in registers, 1.02-1.06
+  -- in the frame, about as aligned (bench/RESULTS.md run 61)
   if frame and op.fuse_rows then
-    frame = env.nt_fused and fuse and not p.in_regs and #p.rest == 0 or false
+    frame = env.nt_fused and fuse and #p.rest == 0 or false
     env.frame_fz = frame
   end
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the

@@ -171,7 +171,7 @@
 @ -- Line 0 is not written here: row r's head goes before the loop, row
 @ -- r + 1's after it with row r's tail (frame_pair_end)
 @ local function frame_pair_out(c, j)
-@   local F, W = V.nt_frame, V.W
+@   local F = V.nt_frame
 @   local t = {}
 @   for _, b in ipairs({ "", "b" }) do
 @     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")

@@ -339,16 +339,6 @@ function M.rms_scale(ss, D, EPS)
   return "(float)(1.0 / sqrt(" .. ss .. " / " .. D .. " + (double)" .. EPS .. "))"
 end
 
--- Why: a chunk's C offset moved on by n elements ("i + 96" + 32 ->
--- "i + 128"), for the line-frame rows (ln_row.c.tpl, rms_row.c.tpl),
--- which write line c.off + W while summing chunk c.
-function M.plus(off, n)
-  local base, k = tostring(off):match("^(.-) %+ (%d+)$")
-  if base then return base .. " + " .. util.int(tonumber(k) + n) end
-  if tonumber(off) then return util.int(tonumber(off) + n) end
-  return off .. " + " .. util.int(n)
-end
-
 -- Why: how many accumulators a sum over a row of plan p gets (wide: kept
 -- in double lanes; dot: summed by V.dot).  NACC for streamed rows; a
 -- register-resident row's plain sums chain about 4 vectors per
