@@ -129,6 +129,13 @@ void *kb_sys_alloc(size_t bytes)
   return p;
 }
 
+/* Why: the probes add a register, not an immediate: Intel cores since
+ * Golden Cove fold chains of `add $1` at rename, several a cycle (an
+ * Emerald Rapids VM read 11.95 GHz), while a register operand keeps one
+ * add a cycle on every core measured.  volatile: the compiler cannot see
+ * the 1. */
+static volatile unsigned long kb_sys_one = 1;
+
 /* Why: runs of the bench minutes apart differ by up to 1.8x in compute-
  * bound kernels on a shared VM host; a clock probe next to each case lets
  * a reader tell a slow host from a slow kernel (kb_sys.h). */
@@ -139,14 +146,15 @@ double kb_sys_core_ghz(void)
   double best = 0.0;
   for (int r = 0; r < 15; r++) {
     unsigned long x = 0;
+    const unsigned long one = kb_sys_one;
     const double t0 = kb_sys_now_ns();
     for (unsigned long i = 0; i < n; i += 8) {
 #if defined(__x86_64__)
-      __asm__ volatile("add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\t"
-                       "add $1, %0\n\tadd $1, %0\n\tadd $1, %0\n\tadd $1, %0" : "+r"(x));
+      __asm__ volatile("add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\t"
+                       "add %1, %0\n\tadd %1, %0\n\tadd %1, %0\n\tadd %1, %0" : "+r"(x) : "r"(one));
 #else
-      __asm__ volatile("add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\t"
-                       "add %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1\n\tadd %0, %0, #1" : "+r"(x));
+      __asm__ volatile("add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\t"
+                       "add %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1\n\tadd %0, %0, %1" : "+r"(x) : "r"(one));
 #endif
     }
     const double dt = kb_sys_now_ns() - t0;
@@ -169,16 +177,19 @@ double kb_sys_core_width(void)
   double v[9];
   for (int r = 0; r < 9; r++) {
     unsigned long a = 0, b = 0, c = 0, d = 0, e = 0, f = 0, g = 0, h = 0;
+    const unsigned long one = kb_sys_one;
     const double t0 = kb_sys_now_ns();
     for (unsigned long i = 0; i < n; i++) {
 #if defined(__x86_64__)
-      __asm__ volatile("add $1, %0\n\tadd $1, %1\n\tadd $1, %2\n\tadd $1, %3\n\t"
-                       "add $1, %4\n\tadd $1, %5\n\tadd $1, %6\n\tadd $1, %7"
-                       : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h));
+      __asm__ volatile("add %8, %0\n\tadd %8, %1\n\tadd %8, %2\n\tadd %8, %3\n\t"
+                       "add %8, %4\n\tadd %8, %5\n\tadd %8, %6\n\tadd %8, %7"
+                       : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h)
+                       : "r"(one));
 #else
-      __asm__ volatile("add %0, %0, #1\n\tadd %1, %1, #1\n\tadd %2, %2, #1\n\tadd %3, %3, #1\n\t"
-                       "add %4, %4, #1\n\tadd %5, %5, #1\n\tadd %6, %6, #1\n\tadd %7, %7, #1"
-                       : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h));
+      __asm__ volatile("add %0, %0, %8\n\tadd %1, %1, %8\n\tadd %2, %2, %8\n\tadd %3, %3, %8\n\t"
+                       "add %4, %4, %8\n\tadd %5, %5, %8\n\tadd %6, %6, %8\n\tadd %7, %7, %8"
+                       : "+r"(a), "+r"(b), "+r"(c), "+r"(d), "+r"(e), "+r"(f), "+r"(g), "+r"(h)
+                       : "r"(one));
 #endif
     }
     const double dt = kb_sys_now_ns() - t0;

@@ -15,8 +15,9 @@ double kb_sys_now_ns(void);
  * time on a CPU, so wall minus this is time the thread was preempted. */
 double kb_sys_cpu_ns(clockid_t clock);
 
-/* The core's clock as a chain of dependent integer adds sees it (one add
- * a cycle on every x86-64 and aarch64 core): adds per ns, best of a few
+/* The core's clock as a chain of dependent integer adds of a register sees
+ * it (one add a cycle on every x86-64 and aarch64 core measured; adds of an
+ * immediate run faster on recent Intel cores): adds per ns, best of a few
  * short runs; 0 where no such loop is written.  A host that slows the
  * core (a busy sibling thread, a lower clock) shows here, and it moves
  * compute-bound kernels more than the memcpy they are compared with. */
