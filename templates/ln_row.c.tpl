@@ -238,11 +238,11 @@ $(next_sums(nil))
           $(CT) *ya = ($(CT) *)((uintptr_t)yr - 4 * kd), *yab = ($(CT) *)((uintptr_t)yrb - 4 * kd);
           {
             const $(F.vt) hd = $(frame_val("0", L.head, true));
-            if (cy) $(F.stream("ya", F.blend("cv", L.head, "hd"))) else $(F.mstore("ya", L.head, "hd"))
+            $(row.frame_head(F, L, "ya", "hd"))
           }
           $(indent(next_sums(frame_pair_out, true), "          "))
           $(frame_pair_end())
-          if (yc) cy = 1; else $(F.mstore("yab + " .. D, L.tail, "cv"))
+          $(row.frame_tail(F, L, "yab + " .. D, "cv"))
 @ else
 @   if stage == "shift" then
           $(V.nt_shift) nst = $(V.nt_shift)_begin(yr), nstb = $(V.nt_shift)_begin(yrb);
@@ -305,7 +305,7 @@ float m1n;
 @ end
       if (KG_UNLIKELY(!(sq <= (double)FLT_MAX))) {
 @ if stage == "frame" then
-        if (cy) { $(V.nt_frame.mstore("ya", V.lf.tail, "cv")) cy = 0; }
+        $(row.frame_flush(V.nt_frame, V.lf))
 @ end
         $(slow)(xr, yr, gamma, beta, $(mean_out), $(rstd_out));
 @ if fz then
@@ -329,7 +329,7 @@ float m1n;
 @   local function pf(a) return "__builtin_prefetch(xp + " .. a .. ", 0, " .. hint .. ");" end
         {
           const $(F.vt) hd = $(val("0", L.head));
-          if (cy) $(F.stream("ya", F.blend("cv", L.head, "hd"))) else $(F.mstore("ya", L.head, "hd"))
+          $(row.frame_head(F, L, "ya", "hd"))
         }
 @   local nit = math.floor((nv - 1) / 4)
 @   if nit > 0 then
@@ -348,7 +348,7 @@ float m1n;
         $(pf(util.int(half + 64 * m)))
 @   end
         cv = $(val(D, L.tail));
-        if (yc) cy = 1; else $(F.mstore("ya + " .. D, L.tail, "cv"))
+        $(row.frame_tail(F, L, "ya + " .. D, "cv"))
 @ end
 @ local function outputs(fused)
 @ if stage == "frame" then

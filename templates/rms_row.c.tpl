@@ -99,13 +99,13 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   local s = F.stream("ya + " .. c.off, frame_val(c.off))
 @   if j == 1 then
 @     s = "if (" .. c.off .. " != 0) { " .. s .. " } else { const " .. F.vt .. " hd = " .. frame_val("0", L.head)
-@       .. "; if (cy) " .. F.stream("ya", F.blend("cv", L.head, "hd")) .. " else " .. F.mstore("ya", L.head, "hd") .. " }"
+@       .. "; " .. row.frame_head(F, L, "ya", "hd") .. " }"
 @   end
 @   return (pf and pf .. " " or "") .. s
 @ end
 @ local function frame_tail()
 @   local F, L = V.nt_frame, V.lf
-@   return "cv = " .. frame_val(D, L.tail) .. "; if (yc) cy = 1; else " .. F.mstore("ya + " .. D, L.tail, "cv")
+@   return "cv = " .. frame_val(D, L.tail) .. "; " .. row.frame_tail(F, L, "ya + " .. D, "cv")
 @ end
 @ if fused then
       const double ss = sn;
@@ -122,7 +122,7 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @ end
       if (KG_UNLIKELY($(slow_test))) {
 @ if lframe then
-        if (cy) { $(V.nt_frame.mstore("ya", V.lf.tail, "cv")) cy = 0; }
+        $(row.frame_flush(V.nt_frame, V.lf))
 @ end
 @ if next_rn then
         $(next_rn)

@@ -325,6 +325,26 @@ function M.sums_prefetch(p, c, T, xp)
   return a or b
 end
 
+-- The streamed line frame's edge statements (F = V.nt_frame, L = V.lf),
+-- one spelling for RMSNorm's rows and LayerNorm's (rms_row, ln_row):
+-- line 0 of a row at `base`, value `hd`: masked, or blended with the part
+-- cv of the line that the row before left (cy: rows end to end).
+function M.frame_head(F, L, base, hd)
+  return "if (cy) " .. F.stream(base, F.blend("cv", L.head, hd)) .. " else "
+    .. F.mstore(base, L.head, hd)
+end
+
+-- The last line of a row (`v`, at `at`): kept for the next row's head
+-- where rows are end to end (yc), else stored masked.
+function M.frame_tail(F, L, at, v)
+  return "if (yc) cy = 1; else " .. F.mstore(at, L.tail, v)
+end
+
+-- Before a row leaves the frame (its slow path): the carried line goes out.
+function M.frame_flush(F, L)
+  return "if (cy) { " .. F.mstore("ya", L.tail, "cv") .. " cy = 0; }"
+end
+
 -- Why: x - m where masked-off tail lanes must stay 0 (they are summed).
 function M.sub(c, a, b)
   if c.n < c.I.W and c.I.sub_masked then return c.I.sub_masked(a, b, c.n) end
