@@ -101,14 +101,18 @@ test-kernels: $(BUILD)/test_kernels
 # (KGEN_LN_FRAME_PAIRS, kg_cpu_ln_frame_pairs).  KGEN_NT_SPLIT=1 reads
 # and writes AVX-512 RMSNorm rows as two streams on any AVX-512 CPU
 # (kg_cpu_nt_split); KT-LINES and KT-RMS-ROWS run both ways.
+# KGEN_QK_PIPE=1 sends KT-QKN-LONG's AVX-512 bf16 calls through the
+# pipeline of heads (kg_cpu_qk_pipe, gen/kernels/pipe.lua); it runs both
+# ways.
 $(BUILD)/test_kernels_nt: $(KT_SRC) $(wildcard tests/*.h) $(OUT)/kgt/kgt.h | $(BUILD)
 	$(CC) $(CSTD) $(CFLAGS) $(WARN) -DKG_NT_BYTES=1 -DKG_WALIGN_ROWS=2 -I$(OUT)/kgt -Itests $(CHECK_CFLAGS) $(KT_SRC) \
 	  $(OUT)/kgt/*.c $(CHECK_LIBS) -lm -o $@
 
 test-kernels-nt: $(BUILD)/test_kernels_nt
-	KGEN_STREAM_RELOAD=1 KGEN_LN_FRAME_PAIRS=1 KGEN_NT_SPLIT=1 $(BUILD)/test_kernels_nt
+	KGEN_STREAM_RELOAD=1 KGEN_LN_FRAME_PAIRS=1 KGEN_NT_SPLIT=1 KGEN_QK_PIPE=1 $(BUILD)/test_kernels_nt
 	KGEN_LN_FRAME_PAIRS=0 KGEN_NT_SPLIT=0 KT_ONLY=KT-LINES $(BUILD)/test_kernels_nt
 	KGEN_NT_SPLIT=0 KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt
+	KGEN_QK_PIPE=0 KT_ONLY=KT-QKN-LONG $(BUILD)/test_kernels_nt
 
 # Why: where the CPU has AVX512_BF16, test-kernels runs the vdpbf16ps twin
 # of the avx512 bf16 RMSNorm kernels for every call; the same suite with

@@ -4,6 +4,7 @@ local template = require("pl.template")
 local util = require("util")
 local row = require("kernels.row")
 local lines = require("kernels.lines")
+local pipe = require("kernels.pipe")
 
 local M = {}
 
@@ -161,6 +162,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     end
   end
   env.stage_code = table.concat(stage_lines, "\n  ")
+  env.staged = staged
   -- weights that every row reads from memory (not hoisted into registers,
   -- not staged) and that sit off cache-line alignment, as a malloc'd
   -- tensor does, are copied once per call of KG_WALIGN_ROWS rows or more
@@ -510,6 +512,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.group_of = function(key, g) return env[key .. "_group" .. g] end
   env.pairs_of = function(key) return env[key .. "_pairs4"] end
   env.sums_of = function(g) return env["group_sums" .. g] end
+  -- long calls of bf16 heads as one pipeline (kernels/pipe.lua) where the
+  -- runtime says so (kg_cpu_qk_pipe)
+  if pipe.applies(V, k, p, env) then
+    env.pipe_code = function(pl1) return pipe.code(env, pl1) end
+  end
   -- the line-frame twin (kernels/lines.lua) of grouped QK-norm heads or of
   -- streamed RMSNorm rows, for data off cache-line alignment
   local use_lf = op.lines and G == 4 and lines.applies(V, k, pg, V4)

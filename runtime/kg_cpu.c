@@ -27,6 +27,7 @@
 #define KG_CPU_RLD 0x04000000u   /* long f32 QK-norm calls load rows twice (kg_cpu_stream_reload) */
 #define KG_CPU_LNP 0x02000000u   /* LayerNorm's line-frame rows in pairs (kg_cpu_ln_frame_pairs) */
 #define KG_CPU_NT2 0x01000000u   /* streamed RMSNorm rows as two streams (kg_cpu_nt_split) */
+#define KG_CPU_QKP 0x00800000u   /* long bf16 QK-norm calls as one pipeline (kg_cpu_qk_pipe) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -129,7 +130,7 @@ static unsigned kg_cpu_detect_x86(void) {
       if (!kg_cpu_intel())
         mask |= KG_CPU_LF16;
       else
-        mask |= KG_CPU_NT2;
+        mask |= KG_CPU_NT2 | KG_CPU_QKP;
       if (kg_cpu_amd_19h())
         mask |= KG_CPU_F16N | KG_CPU_RLD;
       else
@@ -174,7 +175,8 @@ static unsigned kg_cpu_mask(void) {
       m &= ~KG_CPU_BF16;
   }
   /* KGEN_BF16_LINE_FRAME, KGEN_F16_AVX2, KGEN_PREFETCH_ZEN5,
-   * KGEN_STREAM_RELOAD, KGEN_LN_FRAME_PAIRS and KGEN_NT_SPLIT (0 or 1)
+   * KGEN_STREAM_RELOAD, KGEN_LN_FRAME_PAIRS, KGEN_NT_SPLIT and
+   * KGEN_QK_PIPE (0 or 1)
    * override the vendor's or family's default (tests run both) */
   m = kg_cpu_env_switch(m, "KGEN_BF16_LINE_FRAME", KG_CPU_LF16, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_F16_AVX2", KG_CPU_F16N, KG_ISA_AVX512);
@@ -182,6 +184,7 @@ static unsigned kg_cpu_mask(void) {
   m = kg_cpu_env_switch(m, "KGEN_STREAM_RELOAD", KG_CPU_RLD, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_LN_FRAME_PAIRS", KG_CPU_LNP, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2, KG_ISA_AVX512);
+  m = kg_cpu_env_switch(m, "KGEN_QK_PIPE", KG_CPU_QKP, KG_ISA_AVX512);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
   return m;
@@ -244,6 +247,14 @@ __attribute__((weak)) int kg_cpu_ln_frame_pairs(void) {
  * once per such call, from the cache. */
 __attribute__((weak)) int kg_cpu_nt_split(void) {
   return (kg_cpu_mask() & KG_CPU_NT2) != 0;
+}
+
+/* Why: AVX-512 QK-norm kernels take long calls of bf16 heads as one
+ * pipeline of heads two ahead, each loaded once, where that measured
+ * faster (kg_cpu_intel: there those calls are bound by their 512-bit
+ * arithmetic); asked once per such call, from the cache. */
+__attribute__((weak)) int kg_cpu_qk_pipe(void) {
+  return (kg_cpu_mask() & KG_CPU_QKP) != 0;
 }
 
 /* Why: the default cap when KGEN_ISA is unset; wider beats narrower. */

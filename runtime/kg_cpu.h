@@ -63,6 +63,14 @@ int kg_cpu_stream_reload(void);
  * use).  0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_nt_split(void);
 
+/* 1 if the AVX-512 level is usable and AVX-512 QK-norm kernels of bf16
+ * heads should take long token-major calls (prefill) as one pipeline of
+ * heads two ahead, each head loaded once: by default on Intel CPUs, where
+ * such calls are bound by their 512-bit arithmetic.  The environment
+ * variable KGEN_QK_PIPE "0" or "1" overrides that (read once, at first
+ * use).  0 otherwise.  Either way the kernels give the same bits. */
+int kg_cpu_qk_pipe(void);
+
 /* 1 if the AVX-512 level is usable and AVX-512 LayerNorm kernels of
  * 16-bit rows should take large calls with x and y one offset into their
  * cache lines two rows at a time (their line frame's pairs): by default

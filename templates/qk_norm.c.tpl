@@ -390,6 +390,9 @@ $(pairs_of(key))
     return;
   }
 @   end
+@   if pipe_code then
+  if (kg_cpu_qk_pipe()) $(pipe_code(pl1))
+@   end
 @   all_rows(G_long)
 @ else
 @   all_rows(G)

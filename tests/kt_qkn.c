@@ -539,9 +539,13 @@ END_TEST
 /* Why: long calls run what a 1-token call does not: 16-bit heads of up to
  * 512 bytes go in groups chained across tokens, f32 heads past 256 KiB of
  * heads (AVX2: 2 MiB) and all wider heads stream head by head, each with
- * prefetch of the next token.  A call over 4 MiB of heads, past every
+ * prefetch of the next token; AVX-512 bf16 heads go through one pipeline
+ * of heads two ahead where kg_cpu_qk_pipe says so (KGEN_QK_PIPE=1 forces
+ * it: make test-kernels-nt).  A call over 4 MiB of heads, past every
  * switch, must meet the accuracy budget and give every head the same bits
- * as calling the kernel on its token alone. */
+ * as calling the kernel on its token alone, heads whose sum of squares
+ * passes FLT_MAX (the slow path; f32 and bf16) included: the call's first
+ * head, a K head and the call's last head. */
 START_TEST(t_qkn_long) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
@@ -550,6 +554,16 @@ START_TEST(t_qkn_long) {
   kt_case a, b;
   size_t t, j;
   kt_setup_random(&a, v, T, "qkn-long");
+  if (v->dtype != KG_F16) { /* f16's largest value squared stays finite */
+    double *big = malloc(v->dim * sizeof *big);
+    ck_assert_ptr_nonnull(big);
+    for (j = 0; j < v->dim; j++) /* 2^70 x (1, 1.25, 1.5, 1.75), signs mixed */
+      big[j] = ldexp(1.0 + (double)(j % 4) / 4, 70) * (j % 3 ? 1 : -1);
+    kt_set_row(&a, kt_qk_row(&a, 0, 0), big);
+    kt_set_row(&a, kt_qk_row(&a, 7, nh), big);
+    kt_set_row(&a, kt_qk_row(&a, T - 1, nh + nkv - 1), big);
+    free(big);
+  }
   kt_run(&a, NULL);
   KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
   KT_OK(kt_check_acc(&a, "one call over 4 MiB of heads", NULL, kt_msg,

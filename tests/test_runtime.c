@@ -480,6 +480,11 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_nt_split(),
                    t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
                                 kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
+  /* long bf16 QK-norm calls as one pipeline of heads: on AVX-512 machines
+   * made by Intel, unless KGEN_QK_PIPE says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_qk_pipe(),
+                   t_env_switch("KGEN_QK_PIPE", kg_cpu_has(KG_ISA_AVX512),
+                                kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
 #elif defined(__aarch64__)
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX2), 0);
   ck_assert_int_eq(kg_cpu_has(KG_ISA_AVX512), 0);
@@ -491,6 +496,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_stream_reload(), 0);
   ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
   ck_assert_int_eq(kg_cpu_nt_split(), 0);
+  ck_assert_int_eq(kg_cpu_qk_pipe(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
   ck_assert_int_eq(best, KG_ISA_SCALAR);
@@ -529,6 +535,8 @@ static const t_switch t_switches[] = {
     {"RT-CPU-013", "KGEN_LN_FRAME_PAIRS", "1", "LayerNorm line-frame rows in pairs", kg_cpu_ln_frame_pairs, KG_ISA_AVX512},
     {"RT-CPU-014", "KGEN_NT_SPLIT", "0", "streamed RMSNorm rows as one stream", kg_cpu_nt_split, KG_ISA_AVX512},
     {"RT-CPU-015", "KGEN_NT_SPLIT", "1", "streamed RMSNorm rows as two streams", kg_cpu_nt_split, KG_ISA_AVX512},
+    {"RT-CPU-016", "KGEN_QK_PIPE", "0", "long bf16 QK-norm calls in groups", kg_cpu_qk_pipe, KG_ISA_AVX512},
+    {"RT-CPU-017", "KGEN_QK_PIPE", "1", "long bf16 QK-norm calls as one pipeline of heads", kg_cpu_qk_pipe, KG_ISA_AVX512},
 };
 
 START_TEST(RT_CPU_switch) {

@@ -95,6 +95,10 @@ local M = {
   -- runs in ymm operations (M.y2, the same bits): 0.87-0.98 -> 0.80-0.87
   -- there (run 57)
   stream_reload = 1024,
+  -- long token-major calls of bf16 heads (AVX512_BF16 twin) as one
+  -- pipeline of heads two ahead, each loaded once (kernels/pipe.lua),
+  -- taken where the runtime says so (kg_cpu_qk_pipe)
+  qk_pipe = true,
   -- head-major QK-norm rows prefetch 1 KiB ahead in their head, not 4
   -- (gen/pack.lua HM_PF_BYTES): 2048-token prefill of 32 + 8 heads on a
   -- Zen 4 core, builds alternated, head_dim 128 and 256 took 0.74-0.81x
@@ -395,7 +399,7 @@ local P = {
   wide_nacc = M.wide_nacc,
   nt_row = M.nt_row, head_major_groups = M.head_major_groups, pair_groups = M.pair_groups,
   long_group_bytes = M.long_group_bytes, hm_pf_bytes = M.hm_pf_bytes, prefetch_l1 = M.prefetch_l1,
-  hm_pf_zen5 = M.hm_pf_zen5,
+  hm_pf_zen5 = M.hm_pf_zen5, qk_pipe = M.qk_pipe,
   -- LayerNorm rows in the line frame (x and y one offset into their
   -- lines) two at a time too (pack.lua `ln_pair_frame`): 4096 x 8192 at
   -- offset 16 on a Zen 5 core 1.67-1.72 -> 1.54-1.57 x memcpy (RESULTS

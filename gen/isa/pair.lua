@@ -16,6 +16,8 @@ function M.ops(P, B, pfx, wpfx)
   local function call(name, ...) return pfx .. "_" .. name .. "(" .. table.concat({ ... }, ", ") .. ")" end
   function P.round(dtype, v) need(dtype) return call("round", v) end
   function P.load_staged(name, off) return call("lds", name .. " + (" .. off .. ")") end
+  -- a pair from a raw vector of 2 x B.W bf16 (kernels/pipe.lua)
+  function P.split_raw(u) return call("split", u) end
   function P.zero() return call("set1", "0.0f") end
   function P.set1(s) return call("set1", s) end
   function P.add(a, b) return call("add", a, b) end

@@ -490,6 +490,39 @@ return { name = "gp", isa = { "scalar", "avx2", "avx512" }, kernels = {
       assert.is_truthy(body(c2, name):find("if (pl1) {", 1, true), name)
     end
     assert.is_falsy(S.read(dir .. "/gp/gp_scalar.c"):find("pl1", 1, true))
+    -- long calls of bf16 heads (the AVX512_BF16 twin) take, where the
+    -- runtime says so (kg_cpu_qk_pipe), one pipeline of heads two ahead
+    -- (kernels/pipe.lua): three register slots, each head loaded once,
+    -- its next token's lines asked for, the flat head index split into
+    -- token and head, the slow path for a sum past FLT_MAX by head kind
+    local dq = body(c, "gp_qb_avx512_bf16dot")
+    local short = dq:find("if (tokens <= 25) {", 1, true)
+    local pat = dq:find("if (kg_cpu_qk_pipe()) {", 1, true)
+    assert.is_truthy(short and pat and pat > short)
+    local pipe = dq:sub(pat, dq:find("\n    return;\n  }\n", pat, true))
+    assert.is_truthy(pipe:find("kgi_v2 xA1, xA2, xA3, xA4;", 1, true))
+    assert.is_truthy(pipe:find("const size_t tt = jj / 40, hh = jj % 40;", 1, true))
+    assert.is_truthy(pipe:find("pC = qC ? q + tt * q_stride + hh * 128 : k + tt * k_stride + (hh - 32) * 128;",
+      1, true))
+    assert.is_truthy(pipe:find("xC4 = kgi_v2_split(_mm512_loadu_si512((const void *)(pC + 96)));", 1, true))
+    assert.is_truthy(pipe:find("tn2 = kgi_avx512_dot_sq(tn2, v4);", 1, true))
+    assert.is_truthy(pipe:find("rB = (float)(1.0 / sqrt(sB / 128 + (double)1e-06f));", 1, true))
+    assert.is_truthy(pipe:find("gp_qb_avx512_slow(pA, pA, qA ? q_w : k_w, NULL);", 1, true))
+    assert.is_truthy(pipe:find("const float *wA = qA ? ws_q_w : ws_k_w;", 1, true))
+    assert.is_truthy(pipe:find("_mm512_storeu_si512((void *)(pA + 96), "
+      .. "kgi_v2_pack_ta(kgi_v2_mul(kgi_v2_mul(xA4, vr), kgi_v2_lds(wA + (96)))));", 1, true))
+    assert.is_truthy(pipe:find("__builtin_prefetch(pfb + 192, 0, 2);", 1, true))
+    assert.is_falsy(pipe:find("__builtin_prefetch(pfb + 256,", 1, true))
+    assert.is_falsy(pipe:find("kgi_v2_ld(", 1, true)) -- (no second load)
+    -- heads of 512 bytes keep their raw loads, split where scaled
+    local wp = body(c, "gp_qb256_avx512_bf16dot")
+    assert.is_truthy(wp:find("__m512i uC1, uC2, uC3, uC4, uC5, uC6, uC7, uC8;", 1, true))
+    assert.is_truthy(wp:find("kgi_v2_mul(kgi_v2_split(uB8), vr)", 1, true))
+    -- not without AVX512_BF16, not f32 heads, not on AVX2
+    for _, name in ipairs({ "gp_qb_avx512", "gp_q128_avx512", "gp_q256_avx512" }) do
+      assert.is_falsy(body(c, name):find("kg_cpu_qk_pipe", 1, true), name)
+    end
+    assert.is_falsy(S.read(dir .. "/gp/gp_avx2.c"):find("kg_cpu_qk_pipe", 1, true))
     -- a 128-wide f32 head folds 2 accumulators, not 4
     assert.is_truthy(q:find("__m512 ss1 = _mm512_setzero_ps(), ss2 = _mm512_setzero_ps();", 1, true))
     -- 16-bit rows: one block of 1024 per row; f32 rows: blocks of 256

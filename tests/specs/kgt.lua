@@ -218,6 +218,11 @@ return {
     { op = "qk_norm", name = "qkn_bf16hf_tm_d128_h8x2", head_dim = 128,
       num_heads = 8, num_kv_heads = 2, eps = 1e-6, layout = "token_major",
       dtype = "bf16", rounding = "hf" },
+    -- (hf heads in groups of 4, so long calls of them take AVX-512's
+    -- pipeline of heads, kernels/pipe.lua, where the runtime says so)
+    { op = "qk_norm", name = "qkn_bf16hf_tm_d128_h8x4", head_dim = 128,
+      num_heads = 8, num_kv_heads = 4, eps = 1e-6, layout = "token_major",
+      dtype = "bf16", rounding = "hf" },
     { op = "qk_norm", name = "qkn_f16hf_hm_d128_h4x4", head_dim = 128,
       num_heads = 4, num_kv_heads = 4, eps = 1e-6, layout = "head_major",
       dtype = "f16", rounding = "hf" },
