@@ -13,7 +13,8 @@
 -- (each token's Q heads, then its K heads), so the pipeline never drains
 -- between loops or tokens.  The same sums (row.reduce, the accumulators of
 -- the grouped form), the same rs (row.rms_scale) and the same product per
--- element as rms_row.c.tpl: bit-identical results (KT-QKN-PIPE).
+-- element as rms_row.c.tpl: bit-identical results (KT-QKN-LONG under
+-- KGEN_QK_PIPE=1, make test-kernels-nt).
 local util = require("util")
 local row = require("kernels.row")
 
