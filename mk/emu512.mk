@@ -4,7 +4,8 @@
 #                    libsimde-dev, through tests/emu512/immintrin.h) with
 #                    its target attributes rewritten to AVX2: every avx512
 #                    variant and the dispatchers, twice (the AVX512_BF16
-#                    and line-frame twins on, then both plain bodies);
+#                    and line-frame twins and the pipeline of bf16 heads
+#                    on, then the plain bodies);
 #                    then tests/test_exhaustive.c against pack kge the
 #                    same way (every bf16 and f16 pattern, all variants).
 # It checks the kernels' logic and numerics wherever no AVX-512 core is at
@@ -57,8 +58,8 @@ ifeq ($(EMU512_WHY),)
 test-avx512-emu: $(EMU512_BUILD)/test_kernels $(EMU512_BUILD)/test_exhaustive
 	@set -e; for on in 1 0; do \
 	  echo "test-avx512-emu: avx512 variants on SIMDe emulation (no AVX-512 core involved)," \
-	    "KGEN_AVX512_BF16=$$on KGEN_BF16_LINE_FRAME=$$on"; \
-	  KT_ISA=avx512 KGEN_AVX512_BF16=$$on KGEN_BF16_LINE_FRAME=$$on \
+	    "KGEN_AVX512_BF16=$$on KGEN_BF16_LINE_FRAME=$$on KGEN_QK_PIPE=$$on"; \
+	  KT_ISA=avx512 KGEN_AVX512_BF16=$$on KGEN_BF16_LINE_FRAME=$$on KGEN_QK_PIPE=$$on \
 	    $(EMU512_BUILD)/test_kernels > $(EMU512_BUILD)/kt_$$on.log 2>&1 || { cat $(EMU512_BUILD)/kt_$$on.log; exit 1; }; \
 	  grep -E '^(KT_ISA|kgt:|avx512 bf16)|Checks:' $(EMU512_BUILD)/kt_$$on.log; \
 	done

@@ -6,7 +6,8 @@
  * tests/emu512/immintrin.h; scalar and AVX2 are the real CPU's (the
  * emulation itself needs AVX2, FMA and F16C).  KGEN_AVX512_BF16 and
  * KGEN_BF16_LINE_FRAME choose the AVX-512 twins as on a real core
- * (both on unless set to 0: the emulation has AVX512_BF16). */
+ * (both on unless set to 0: the emulation has AVX512_BF16), and
+ * KGEN_QK_PIPE the pipeline of bf16 heads (on unless set to 0). */
 #include "kg_cpu.h"
 
 #include <stdlib.h>
@@ -54,6 +55,12 @@ int kg_cpu_stream_reload(void) { return kge_env_set("KGEN_STREAM_RELOAD"); }
 /* Why: LayerNorm's line-frame rows go in pairs unless
  * KGEN_LN_FRAME_PAIRS=0, as on AVX-512 cores but Zen 4. */
 int kg_cpu_ln_frame_pairs(void) { return kge_env_on("KGEN_LN_FRAME_PAIRS"); }
+
+/* Why: long bf16 QK-norm calls of the AVX512_BF16 twins go through the
+ * pipeline of heads (gen/kernels/pipe.lua) unless KGEN_QK_PIPE=0, so
+ * the emulation checks its logic wherever no AVX-512 core is at hand
+ * (same bits either way: KT-QKN-LONG). */
+int kg_cpu_qk_pipe(void) { return kge_env_on("KGEN_QK_PIPE"); }
 
 /* Why: the emulated level is the widest, as on an AVX-512 core. */
 int kg_cpu_best(void) { return KG_ISA_AVX512; }
