@@ -101,6 +101,10 @@ local WALIGN_MAX = 65536
 -- cache-line alignment compute into an aligned stack row and stream out
 -- (nt_rows.c.tpl): bf16 rows up to dim 8192, f32 up to 4096.
 local NT_STAGE_MAX = 16384
+-- Most stack (bytes, all of a kernel's split f32 weights together) that the
+-- weights of the streamed (non-temporal) rows may take when the rows are
+-- too long to stage at kernel entry (STAGE_MAX): env.nt_stage_code.
+local NT_WSTAGE_MAX = 32768
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
 -- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm,
@@ -202,11 +206,35 @@ local function kernel_body(dirs, spec, k, V, twin_of)
       body = decls, typed = typed, args = call, wargs = table.concat(wargs, ", "),
     }
   end
+  -- the weights the rows being rendered read staged (`wset`): those
+  -- staged at kernel entry, or, while the streamed rows are rendered,
+  -- those of nt_staged below
+  local wset = staged
   env.wload = function(c, ptr)
     ptr = ptr or "w"
-    if staged[ptr] and c.I == V then return V.load_staged(staged[ptr], c.off) end
+    if wset[ptr] and c.I == V then return V.load_staged(wset[ptr], c.off) end
     return load_w(c, ptr)
   end
+  -- rows too long to stage at entry (a 1-row call would pay for it) are
+  -- staged at the start of the streamed (non-temporal) rows' blocks
+  -- (nt_rows.c.tpl, env.nt_stage_code), which only calls of many rows
+  -- take, up to NT_WSTAGE_MAX bytes of split f32 weights: each row then
+  -- loads its weights rather than splitting (converting) them again.  On
+  -- a Zen 5 core RMSNorm 4096 x 8192 bf16 took 0.94-0.99 the time by hand
+  -- (bench/RESULTS.md run 63; same bits)
+  local nt_staged, nt_lines = {}, {}
+  local nt_ws = op.staged_w or op.rows or { { w = "w" } }
+  if V.stage and stage_ok and not p.hoist_w and not p.in_regs and k.dim > STAGE_MAX and op.nt_stores
+    and V.store_nt and #nt_ws * math.ceil(k.dim / V.W) * V.W * 4 <= NT_WSTAGE_MAX then
+    for _, rv in ipairs(nt_ws) do
+      local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
+      local got = V.stage("wn_" .. rv.w, k.dim, value)
+      if #got > 0 then nt_staged[rv.w] = "wn_" .. rv.w end
+      for _, line in ipairs(got) do nt_lines[#nt_lines + 1] = line end
+    end
+  end
+  env.nt_stage_code = nt_lines
+  if #nt_lines == 0 then nt_staged = staged end
   -- one rendering of the row per weight set (qk_norm: Q and K), plus,
   -- where the op writes out of place, a non-temporal-store twin and a
   -- staged twin for y off line alignment (nt_rows.c.tpl): rows of whole
@@ -276,6 +304,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     env[rv.key] = render(dirs, op.row, env)
     if op.nt_stores and V.store_nt and not p.in_regs then
       env.nt, env.fused, env.ln_fz = true, env.nt_fused and op.fuse_rows, env.nt_fused and ln_fuse
+      wset = nt_staged
       env[rv.key .. "_nt"] = render(dirs, op.row, env)
       if stage then
         env.stage, env.yr = stage, stage == "row" and "ys" or yr
@@ -283,6 +312,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
         env[rv.key .. "_stage"] = render(dirs, op.row, env)
         env.stage, env.yr, env.nt_post = nil, yr, nil
       end
+      wset = staged
       env.fused, env.ln_fz = false, false
       if frame then
         env.stage, env.fused = "frame", env.frame_fz
@@ -331,12 +361,14 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- registers too
   if ln_fuse and env.nt_fused and V.ln_pair and env.row_body_nt and #p.rest == 0 then
     env.nt, env.ln_fz, env.pair = true, true, true
+    wset = nt_staged
     env.row_body_pair = render(dirs, op.row, env)
     if env.stage_mode == "shift" and V.ln_pair_realign then
       env.stage = "shift"
       env.row_body_pair_stage = render(dirs, op.row, env)
       env.stage = nil
     end
+    wset = staged
     -- and line-frame rows (x and y one offset into their lines) on tables
     -- marked ln_pair_frame
     if env.row_body_frame and V.ln_pair_frame then

@@ -127,10 +127,21 @@ $(single)
 $(row_body_frame)
       }
 @ end
+@ -- the weights these rows load staged (pack.lua nt_stage_code: rows
+@ -- too long to stage at kernel entry), split (converted) once per call
+@ local function nt_weights()
+@   if #nt_stage_code > 0 then
+    /* the weights split once for all these rows */
+@   end
+@   for _, line in ipairs(nt_stage_code) do
+    $(line)
+@   end
+@ end
 @ if row_body_nt then
   /* Outputs far larger than the caches go around them (non-temporal
    * stores) when y is aligned for it and is not x. */
   if (KG_USE_NT(y, y_stride, rows, x)) {
+@   nt_weights()
 @   if nt_split then
     const int nt2 = kg_cpu_nt_split();
 @   end
@@ -183,6 +194,7 @@ $(row_body_frame)
 @ if row_body_stage and stage_mode == "shift" then
   /* the same for y at any other alignment, realigned in registers */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
+@   nt_weights()
 @   if nt_split then
     const int nt2 = kg_cpu_nt_split();
 @   end
@@ -197,6 +209,7 @@ $(row_body_frame)
   /* the same for y at any other alignment, through an aligned row */
   if (KG_USE_NT_STAGED(y, y_stride, rows, x)) {
     $(CT) ys[$(D)] __attribute__((aligned(64)));
+@   nt_weights()
 @   loop(row_body_stage, stage_xp, nil, stage_post, nil, nt_fused)
   }
 @ end

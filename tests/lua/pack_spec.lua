@@ -260,8 +260,25 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     -- wide rows: the next row's sum of squares inside this row's second pass
     assert.is_truthy(rs:find("sn = sq;", 1, true))
     assert.is_falsy(body(S.read(dir .. "/st/st_scalar.c"), "st_rs_scalar"):find("sn = sq;", 1, true))
-    -- rows longer than the stage limit load and split their weights per row
-    assert.is_falsy(body(c, "st_big_avx512"):find("ws_w", 1, true))
+    -- rows longer than the stage limit load and split their weights per row,
+    -- except the streamed (non-temporal) rows, whose blocks stage them first
+    -- (wn_w; pack.lua nt_stage_code), so that no streamed row splits them
+    local big = body(c, "st_big_avx512")
+    assert.is_falsy(big:find("ws_w", 1, true))
+    local nt_at = big:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true)
+    local stage_at = big:find("for (size_t i = 0; i < 4096; i += 32) kgi_v2_stage(wn_w + i, kgi_v2_ld(w + i));",
+      1, true)
+    assert.is_truthy(nt_at and stage_at and nt_at < stage_at)
+    local streamed = big:sub(nt_at, big:find("_mm_sfence();", nt_at, true))
+    assert.is_truthy(streamed:find("kgi_v2_lds(wn_w + (i + 0))", 1, true))
+    local _, split = streamed:gsub("kgi_v2_ld%(w ", "")
+    assert.equals(1, split) -- the staging loop's
+    -- the cached rows: after the last streamed block
+    local last = nt_at
+    while big:find("_mm_sfence();", last + 1, true) do last = big:find("_mm_sfence();", last + 1, true) end
+    local cached = big:sub(last)
+    assert.is_falsy(cached:find("wn_w", 1, true))
+    assert.is_truthy(cached:find("kgi_v2_ld(w + i + 0)", 1, true))
     -- QK-norm: both weight sets staged
     local qk = body(c, "st_qk_avx512")
     assert.is_truthy(qk:find("kgi_v2_lds(ws_q_w", 1, true))
@@ -903,7 +920,10 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
       < fr:find("_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
     -- a pair's gamma and beta are loaded (and split) once for both rows:
     -- aligned, realigned and line-frame pairs
-    assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_ld(gamma + i + 0), bq = kgi_v2_ld(beta + i + 0); ", 1, true))
+    -- (streamed rows of 4096 load gamma and beta staged: split once per call
+    -- at the start of their block, pack.lua nt_stage_code)
+    assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_lds(wn_gamma + (i + 0)), bq = kgi_v2_lds(wn_beta + (i + 0)); ",
+      1, true))
     assert.is_truthy(b:find("_mm512_stream_si512((void *)(yrb + i + 0), kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma("
       .. "kgi_v2_ld(xrb + i + 0), vrb, vab), gq, bq))); }", 1, true))
     assert.is_truthy(f:find("kgi_ntr_put(&nstb, i + 0, _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xrb + i + 0), "

@@ -118,6 +118,9 @@ return {
       dtype = "f32", weight_offset = 1 },
     { op = "rmsnorm", name = "rms_bf16wo_d1000", dim = 1000, eps = 1e-5,
       dtype = "bf16", weight_offset = 1 },
+    -- weights offset and staged by the streamed rows' blocks (past 1024)
+    { op = "rmsnorm", name = "rms_bf16wo_d2304", dim = 2304, eps = 1e-6,
+      dtype = "bf16", weight_offset = 1 },
     { op = "rmsnorm", name = "rms_f32epsmin_d64", dim = 64,
       eps = 1.1754943508222875e-38, dtype = "f32" },
     { op = "rmsnorm", name = "rms_f32eps05_d33", dim = 33, eps = 0.5,
