@@ -27,31 +27,8 @@ $(slow_fn)
 @   if not own then
 $(ind)if ($(pf)) {
 @   end
-@   -- the row's requests from one base pointer that GCC cannot see into
-@   -- (KG_OPAQUE): it otherwise hoists pf + 64 i for every line out of the
-@   -- loop, one register each, and spills them (f32 head_dim 256: 16
-@   -- offsets, 6 spilled, a reload before each request).  On a Zen 5
-@   -- core decode 32 + 8 heads of 256 took 0.83x the time (bf16), 0.94x
-@   -- (f16), 0.97x (f32), head-major 2048-token prefill of f32 heads of 256
-@   -- 0.98x; other rows within the noise (bench/RESULTS.md run 55)
-@   local function lines(at, hint)
-$(at){
-$(at)  const char *pfb = (const char *)$(ptr) + $(pf);
-$(at)  KG_OPAQUE(pfb);
-@     for off = 0, row_bytes - 1, 64 do
-$(at)  __builtin_prefetch(pfb + $(util.int(off)), 0, $(hint));
-@     end
-$(at)}
-@   end
-@   if pl1 then
-$(in2)if (pl1) {
-@     lines(in2 .. "  ", "3")
-$(in2)} else {
-@     lines(in2 .. "  ", row.PREFETCH_HINT)
-$(in2)}
-@   else
-@     lines(in2, row.PREFETCH_HINT)
-@   end
+@   -- (the row's requests from one opaque base pointer: row.prefetch_lines)
+$(row.prefetch_lines(in2, "(const char *)" .. ptr .. " + " .. pf, row_bytes, pl1))
 @   if not own then
 $(ind)}
 @   end

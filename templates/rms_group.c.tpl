@@ -115,9 +115,9 @@ $(rowtext)
         const $(V.vt) vr$(g) = $(V4 and V.g4.get("rq", g) or V.set1("rs" .. g));
 @   end
 @   for i, c in ipairs(p.chunks) do
-@     local h = c.I.mul(c.I.load(T, "xr" .. g, c.off, c.n), c.I == V and ("vr" .. g) or ("rs" .. g))
-@     if k.rounding == "hf" then h = c.I.round(T, h) end
-        $(c.I.store(T, "yr" .. g, c.off, c.n, c.I.mul(h, wt(c, i))))
+@     local x = c.I.load(T, "xr" .. g, c.off, c.n)
+@     local v = row.scaled(c.I, T, x, c.I == V and ("vr" .. g) or ("rs" .. g), wt(c, i), k.rounding)
+        $(c.I.store(T, "yr" .. g, c.off, c.n, v))
 @   end
 @ end
 @ end

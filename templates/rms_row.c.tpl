@@ -31,8 +31,7 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @ -- `ahead`: this output goes with the sums of row xn (the fused loop's
 @ -- steps), so a non-temporal row asks for xn's lines ahead of them
 @ local function out(c, xv, i, ahead)
-@   local h = c.I.mul(xv, c.I == V and "vr" or "rs")
-@   if k.rounding == "hf" then h = c.I.round(T, h) end
+@   local v = row.scaled(c.I, T, xv, c.I == V and "vr" or "rs", wt(c, i), k.rounding)
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fused then pf = row.spread_prefetch(p, c, T, "xp", 3)
@@ -41,9 +40,9 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @     -- a split row's second half streams through its own state (nst2)
 @     local off, b = c.off, nil
 @     if c.half == 2 and stage == "shift" then off, b = c.pos, "2" end
-@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, off, c.I.mul(h, wt(c, i)), b)
+@     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr, off, v, b)
 @   end
-@   return c.I.store(T, yr, c.off, c.n, c.I.mul(h, wt(c, i)))
+@   return c.I.store(T, yr, c.off, c.n, v)
 @ end
 @ local sq = row.sum_sq("ss")
 @ local ld = row.loader(T, xr)
@@ -83,9 +82,8 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @ -- line D / W ends the row (carried in cv, or stored masked)
 @ local lframe = stage == "frame"
 @ local function frame_val(off, m)
-@   local h = V.mul(V.load(T, "xa", off, V.W, m), "vr")
-@   if k.rounding == "hf" then h = V.round(T, h) end
-@   return V.nt_value(T, V.mul(h, wload({ I = V, off = off, n = V.W }, frame_w(w))))
+@   local xv = V.load(T, "xa", off, V.W, m)
+@   return V.nt_value(T, row.scaled(V, T, xv, "vr", wload({ I = V, off = off, n = V.W }, frame_w(w)), k.rounding))
 @ end
 @ -- line c.off with chunk c (line 0, the head, masked and blended with
 @ -- the carried part; the tail, line D / W, after the loop: frame_tail).

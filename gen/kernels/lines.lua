@@ -231,9 +231,7 @@ function M.body(V, T, CT, p, G, wv, rounding)
   local out = { string.format("%s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63);", CT, CT) }
   local function emit(s) out[#out + 1] = s end
   local function line(off, s, w, m)
-    local h = V.mul(V.load(T, "ya", off, V.W, m), L.wrap(s))
-    if rounding == "hf" then h = V.round(T, h) end
-    return V.store(T, "ya", off, V.W, V.mul(h, w), m)
+    return V.store(T, "ya", off, V.W, row.scaled(V, T, V.load(T, "ya", off, V.W, m), L.wrap(s), w, rounding), m)
   end
   emit(line("0", L.blend(F.tm, "vr0", "sprev"), wref(V, p, wv, 0), "(carry ? " .. L.full .. " : " .. F.head .. ")"))
   for g = 0, G - 1 do
@@ -255,10 +253,9 @@ end
 -- line, when carry), and leaves nothing to the next group.
 function M.slow_head(V, T, CT, p, wv, rounding)
   local L, F = V.lf, M.frame(V, wv)
-  local h = V.mul(V.load(T, "ya", "0", V.W, F.tail), L.wrap("sprev"))
-  if rounding == "hf" then h = V.round(T, h) end
+  local v = row.scaled(V, T, V.load(T, "ya", "0", V.W, F.tail), L.wrap("sprev"), wref(V, p, wv, 0), rounding)
   return string.format("if (carry) { %s *const ya = (%s *)((uintptr_t)yr0 & ~(uintptr_t)63); %s }", CT, CT,
-    V.store(T, "ya", "0", V.W, V.mul(h, wref(V, p, wv, 0)), F.tail))
+    V.store(T, "ya", "0", V.W, v, F.tail))
 end
 
 -- ---- RMSNorm rows (rmsnorm.c.tpl with env.lf) ------------------------------
@@ -383,9 +380,7 @@ function M.rms_rows(e)
   -- line `off` of the row at xa -> ya, scale s (a vector of the table),
   -- mask m (nil: the whole line)
   local function out_line(xa, ya, off, s, m)
-    local h = V.mul(V.load(T, xa, off, V.W, m), s)
-    if e.rounding == "hf" then h = V.round(T, h) end
-    return V.store(T, ya, off, V.W, V.mul(h, L.staged("wl", off)), m)
+    return V.store(T, ya, off, V.W, row.scaled(V, T, V.load(T, xa, off, V.W, m), s, L.staged("wl", off), e.rounding), m)
   end
   -- second pass, line `line` of row r (xa -> ya, scale vr).  Rows end to
   -- end in x and y (wrap) share a line: the earlier row leaves its last

@@ -68,22 +68,8 @@ function M.code(e, pl1)
     -- the same head of the next token (its own lines on the last token),
     -- as the grouped form asks (qk_norm.c.tpl prefetch)
     emit(i2, "const size_t pf = tt + 1 < tokens ? (q" .. X .. " ? q_stride * sizeof(*q) : k_stride * sizeof(*k)) : 0;")
-    emit(i2, "const char *pfb = (const char *)p" .. X .. " + pf;")
-    emit(i2, "KG_OPAQUE(pfb);")
-    local function lines(at, hint)
-      for off = 0, e.row_bytes - 1, 64 do
-        emit(at, "__builtin_prefetch(pfb + " .. util.int(off) .. ", 0, " .. hint .. ");")
-      end
-    end
-    if pl1 then
-      emit(i2, "if (pl1) {")
-      lines(i2 .. "  ", "3")
-      emit(i2, "} else {")
-      lines(i2 .. "  ", row.PREFETCH_HINT)
-      emit(i2, "}")
-    else
-      lines(i2, row.PREFETCH_HINT)
-    end
+    local pfl = row.prefetch_lines(i2, "(const char *)p" .. X .. " + pf", e.row_bytes, pl1)
+    for line in (pfl .. "\n"):gmatch("(.-)\n") do out[#out + 1] = line end
     -- the raw loads; the sums' own loads of the same bytes merge with them
     local vs = slot_vars(X)
     for i, c in ipairs(p.chunks) do
@@ -112,9 +98,8 @@ function M.code(e, pl1)
     local vs = slot_vars(X)
     for i, c in ipairs(p.chunks) do
       local x = split_early and vs[i] or V.split_raw(vs[i])
-      local h = V.mul(x, "vr")
-      if k.rounding == "hf" then h = V.round(T, h) end
-      emit(ind, "  " .. V.store(T, "p" .. X, c.off, c.n, V.mul(h, V.load_staged("w" .. X, c.off))))
+      local w = V.load_staged("w" .. X, c.off)
+      emit(ind, "  " .. V.store(T, "p" .. X, c.off, c.n, row.scaled(V, T, x, "vr", w, k.rounding)))
     end
     emit(ind, "}")
   end

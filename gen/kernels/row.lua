@@ -359,6 +359,51 @@ function M.rms_scale(ss, D, EPS)
   return "(float)(1.0 / sqrt(" .. ss .. " / " .. D .. " + (double)" .. EPS .. "))"
 end
 
+-- Why: one RMSNorm output vector of ISA table I, spelled once for every
+-- form that writes rows (rms_row.c.tpl, rms_group.c.tpl, kernels/lines.lua,
+-- kernels/pipe.lua), so that each gives the same bits: x times the row's
+-- scale r, rounded to storage type T first where the spec asks "hf", times
+-- the weight w (C expressions).
+function M.scaled(I, T, x, r, w, rounding)
+  local h = I.mul(x, r)
+  if rounding == "hf" then h = I.round(T, h) end
+  return I.mul(h, w)
+end
+
+-- Why: the prefetches of one head's (row's) lines ahead, from C byte
+-- pointer expression `base` (row_bytes long, one request per 64-byte
+-- line), as C lines indented by ind.  The base is one pointer that GCC
+-- cannot see into (KG_OPAQUE): it otherwise hoists base + 64 i for every
+-- line out of the loop, one register each, and spills them (f32 head_dim
+-- 256: 16 offsets, 6 spilled, a reload before each request; on a Zen 5
+-- core decode 32 + 8 heads of 256 took 0.83x the time in bf16, 0.94x f16,
+-- 0.97x f32, head-major 2048-token prefill of f32 heads of 256 0.98x, other rows
+-- within the noise; bench/RESULTS.md run 55).  Into L2 (M.PREFETCH_HINT), or,
+-- where `pl1` (the frame has the C int pl1, kg_cpu_prefetch_zen5), into
+-- L1 when pl1 is set.  Used by qk_norm.c.tpl and kernels/pipe.lua.
+function M.prefetch_lines(ind, base, row_bytes, pl1)
+  local out = {}
+  local function lines(at, hint)
+    out[#out + 1] = at .. "{"
+    out[#out + 1] = at .. "  const char *pfb = " .. base .. ";"
+    out[#out + 1] = at .. "  KG_OPAQUE(pfb);"
+    for off = 0, row_bytes - 1, 64 do
+      out[#out + 1] = at .. "  __builtin_prefetch(pfb + " .. util.int(off) .. ", 0, " .. hint .. ");"
+    end
+    out[#out + 1] = at .. "}"
+  end
+  if pl1 then
+    out[#out + 1] = ind .. "if (pl1) {"
+    lines(ind .. "  ", "3")
+    out[#out + 1] = ind .. "} else {"
+    lines(ind .. "  ", M.PREFETCH_HINT)
+    out[#out + 1] = ind .. "}"
+  else
+    lines(ind, M.PREFETCH_HINT)
+  end
+  return table.concat(out, "\n")
+end
+
 -- Why: how many accumulators a sum over a row of plan p gets (wide: kept
 -- in double lanes; dot: summed by V.dot).  NACC for streamed rows; a
 -- register-resident row's plain sums chain about 4 vectors per
