@@ -155,15 +155,23 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     if k.weight_offset ~= 0 then e = c.I.add(e, c.I.set1(util.f32(k.weight_offset))) end
     return e
   end
+  local ws_list = op.staged_w or op.rows or { { w = "w" } }
+  -- each weight of ws_list staged as <prefix><w>: the names by weight, the
+  -- C lines that stage them
+  local function stage_all(prefix)
+    local got_names, code = {}, {}
+    for _, rv in ipairs(ws_list) do
+      local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
+      local got = V.stage(prefix .. rv.w, k.dim, value)
+      if #got > 0 then got_names[rv.w] = prefix .. rv.w end
+      for _, line in ipairs(got) do code[#code + 1] = line end
+    end
+    return got_names, code
+  end
   local staged, stage_lines = {}, {}
   local stage_ok = not (op.staged_w and #op.staged_w > 1 and V.stage_one_weight)
   if V.stage and stage_ok and not p.hoist_w and k.dim <= STAGE_MAX then
-    for _, rv in ipairs(op.staged_w or op.rows or { { w = "w" } }) do
-      local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
-      local got = V.stage("ws_" .. rv.w, k.dim, value)
-      if #got > 0 then staged[rv.w] = "ws_" .. rv.w end
-      for _, line in ipairs(got) do stage_lines[#stage_lines + 1] = line end
-    end
+    staged, stage_lines = stage_all("ws_")
   end
   env.stage_code = table.concat(stage_lines, "\n  ")
   env.staged = staged
@@ -220,18 +228,13 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- (nt_rows.c.tpl, env.nt_stage_code), which only calls of many rows
   -- take, up to NT_WSTAGE_MAX bytes of split f32 weights: each row then
   -- loads its weights rather than splitting (converting) them again.  On
-  -- a Zen 5 core RMSNorm 4096 x 8192 bf16 took 0.94-0.99 the time by hand
-  -- (bench/RESULTS.md run 63; same bits)
+  -- a Zen 5 core RMSNorm 4096 x 8192 took 0.976x the time in AVX-512
+  -- bf16, 0.867x in f16, 0.907x in AVX2 bf16 (bench/RESULTS.md run 64;
+  -- same bits, make test-kernels-nt)
   local nt_staged, nt_lines = {}, {}
-  local nt_ws = op.staged_w or op.rows or { { w = "w" } }
   if V.stage and stage_ok and not p.hoist_w and not p.in_regs and k.dim > STAGE_MAX and op.nt_stores
-    and V.store_nt and #nt_ws * math.ceil(k.dim / V.W) * V.W * 4 <= NT_WSTAGE_MAX then
-    for _, rv in ipairs(nt_ws) do
-      local function value(off, n) return load_w({ I = V, off = off, n = n }, rv.w) end
-      local got = V.stage("wn_" .. rv.w, k.dim, value)
-      if #got > 0 then nt_staged[rv.w] = "wn_" .. rv.w end
-      for _, line in ipairs(got) do nt_lines[#nt_lines + 1] = line end
-    end
+    and V.store_nt and #ws_list * math.ceil(k.dim / V.W) * V.W * 4 <= NT_WSTAGE_MAX then
+    nt_staged, nt_lines = stage_all("wn_")
   end
   env.nt_stage_code = nt_lines
   if #nt_lines == 0 then nt_staged = staged end
