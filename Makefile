@@ -100,7 +100,9 @@ test-kernels: $(BUILD)/test_kernels
 # LayerNorm's line-frame rows both in pairs and one at a time
 # (KGEN_LN_FRAME_PAIRS, kg_cpu_ln_frame_pairs).  KGEN_NT_SPLIT=1 reads
 # and writes AVX-512 RMSNorm rows as two streams on any AVX-512 CPU
-# (kg_cpu_nt_split); KT-LINES and KT-RMS-ROWS run both ways.
+# (kg_cpu_nt_split, kg_cpu_nt_split16); KT-LINES and KT-RMS-ROWS run both
+# ways, and KT-RMS-ROWS with this CPU's own choice (on Zen 5: two streams
+# for aligned 16-bit rows only).
 # KGEN_QK_PIPE=1 sends KT-QKN-LONG's AVX-512 bf16 calls through the
 # pipeline of heads (kg_cpu_qk_pipe, gen/kernels/pipe.lua); it runs both
 # ways.
@@ -112,6 +114,7 @@ test-kernels-nt: $(BUILD)/test_kernels_nt
 	KGEN_STREAM_RELOAD=1 KGEN_LN_FRAME_PAIRS=1 KGEN_NT_SPLIT=1 KGEN_QK_PIPE=1 $(BUILD)/test_kernels_nt
 	KGEN_LN_FRAME_PAIRS=0 KGEN_NT_SPLIT=0 KT_ONLY=KT-LINES $(BUILD)/test_kernels_nt
 	KGEN_NT_SPLIT=0 KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt
+	env -u KGEN_NT_SPLIT KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt
 	KGEN_QK_PIPE=0 KT_ONLY=KT-QKN-LONG $(BUILD)/test_kernels_nt
 
 # Why: where the CPU has AVX512_BF16, test-kernels runs the vdpbf16ps twin

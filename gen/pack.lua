@@ -103,8 +103,12 @@ local WALIGN_MAX = 65536
 local NT_STAGE_MAX = 16384
 -- Most stack (bytes, all of a kernel's split f32 weights together) that the
 -- weights of the streamed (non-temporal) rows may take when the rows are
--- too long to stage at kernel entry (STAGE_MAX): env.nt_stage_code.
-local NT_WSTAGE_MAX = 32768
+-- too long to stage at kernel entry (STAGE_MAX): env.nt_stage_code.  Not
+-- 32 KiB: the staged weights, this row and the next must share L1 (48 KiB
+-- on Zen 5), and RMSNorm 8192 x 4096 bf16 took 1.28-1.37x the time of the
+-- rows that split their own, LayerNorm 4096 x 8192 bf16 (gamma and beta)
+-- 1.02-1.08x (bench/RESULTS.md run 65)
+local NT_WSTAGE_MAX = 16384
 
 -- Why: the body (slow path + function) of one kernel for one ISA.
 -- Tables with dot_ops (AVX-512 bf16) give ops marked dot_twin (RMSNorm,
@@ -228,9 +232,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- (nt_rows.c.tpl, env.nt_stage_code), which only calls of many rows
   -- take, up to NT_WSTAGE_MAX bytes of split f32 weights: each row then
   -- loads its weights rather than splitting (converting) them again.  On
-  -- a Zen 5 core RMSNorm 4096 x 8192 took 0.976x the time in AVX-512
-  -- bf16, 0.867x in f16, 0.907x in AVX2 bf16 (bench/RESULTS.md run 64;
-  -- same bits, make test-kernels-nt)
+  -- a Zen 5 core RMSNorm 4096 x 8192 bf16 took 0.98-1.00x the time with
+  -- its two streams (kg_cpu_nt_split16), 1.02-1.03x with one, alternated
+  -- in one process (bench/RESULTS.md run 65; separate processes, run 64,
+  -- read 0.976x, f16 0.867x, AVX2 bf16 0.907x; same bits, make
+  -- test-kernels-nt)
   local nt_staged, nt_lines = {}, {}
   if V.stage and stage_ok and not p.hoist_w and not p.in_regs and k.dim > STAGE_MAX and op.nt_stores
     and V.store_nt and #ws_list * math.ceil(k.dim / V.W) * V.W * 4 <= NT_WSTAGE_MAX then
@@ -282,6 +288,12 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- tables marked nt_split read and write such fused rows as two streams
   -- where the runtime says so (rms_row.c.tpl, kg_cpu_nt_split)
   env.nt_split = env.nt_fused and fuse and V.nt_split and not env.ahead2 and row.splits(p) or nil
+  -- bf16 and f16 rows ask their own question where x and y are aligned
+  -- (kg_cpu_nt_split16): on a Zen 5 core, alternated in one process,
+  -- RMSNorm 4096 x 8192 bf16 took 0.88-0.93 the time of one stream there;
+  -- f32 1.1-1.2 and bf16 at offset 16 (the realigned rows instead of the
+  -- line frame) 1.2-1.3 (bench/RESULTS.md run 65)
+  env.nt_split_aligned = env.nt_split and (k.dtype == "f32" and "kg_cpu_nt_split" or "kg_cpu_nt_split16")
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;

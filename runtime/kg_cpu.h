@@ -63,6 +63,15 @@ int kg_cpu_stream_reload(void);
  * use).  0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_nt_split(void);
 
+/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels of bf16 and
+ * f16 rows should read and write rows that stream out as two streams where
+ * x and y are both on cache-line alignment: wherever kg_cpu_nt_split()
+ * says so, and by default on AMD family 1Ah (Zen 5), where those rows
+ * measured faster so while f32 rows and rows off alignment measured
+ * slower.  KGEN_NT_SPLIT "0" or "1" overrides it with kg_cpu_nt_split().
+ * 0 otherwise.  Either way the kernels give the same bits. */
+int kg_cpu_nt_split16(void);
+
 /* 1 if the AVX-512 level is usable and AVX-512 QK-norm kernels of bf16
  * heads should take long token-major calls (prefill) as one pipeline of
  * heads two ahead, each head loaded once: by default on Intel CPUs, where

@@ -143,7 +143,7 @@ $(row_body_frame)
   if (KG_USE_NT(y, y_stride, rows, x)) {
 @   nt_weights()
 @   if nt_split then
-    const int nt2 = kg_cpu_nt_split();
+    const int nt2 = $(nt_split_aligned)();
 @   end
 @   if row_body_pair then
 @     pair_loop(row_body_pair, function() fused_alone(row_body_nt) end)

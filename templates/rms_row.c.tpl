@@ -155,7 +155,8 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   end
 @ else
 @   -- `nt_split` (pack.lua): where the runtime says so (nt2 =
-@   -- kg_cpu_nt_split(), nt_rows.c.tpl), the fused non-temporal row reads
+@   -- kg_cpu_nt_split(), or kg_cpu_nt_split16() for 16-bit rows on line
+@   -- alignment, nt_rows.c.tpl), the fused non-temporal row reads
 @   -- the next row and writes this one as two streams each, half a row
 @   -- apart (row.reduce `split`; the same bits)
 @   if fused and nt and nt_split and (stage == nil or stage == "shift") then

@@ -710,13 +710,14 @@ END_TEST
 /* Why: the rows of an RMSNorm call run fused: each row's sums come from
  * the step before, its output pass inside the next row's sums, and rows
  * that stream out (non-temporal stores) read and write each row as two
- * streams, its halves side by side, where kg_cpu_nt_split says so; the
+ * streams, its halves side by side, where kg_cpu_nt_split (16-bit rows
+ * on line alignment: kg_cpu_nt_split16) says so; the
  * first row's sums and the last row's output run alone.  Every row of a
  * 33-row call must get the bits of the same row called alone (a sum off
  * by an ULP moves few rows' scales: with 5 rows a changed order of the
  * halves' sums went unseen).  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every call streams; that target runs
- * this with KGEN_NT_SPLIT 1 and 0. */
+ * this with KGEN_NT_SPLIT 1 and 0, and unset (the CPU's own choice). */
 START_TEST(t_rms_rows) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;

@@ -239,6 +239,7 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
   { op = "rmsnorm", name = "rs", dim = 1000, weight_offset = 1 },
   { op = "rmsnorm", name = "rh", dim = 1000, rounding = "hf" },
   { op = "rmsnorm", name = "big", dim = 4096 },
+  { op = "rmsnorm", name = "huge", dim = 8192 },
   { op = "qk_norm", name = "qk", head_dim = 128, num_heads = 8, num_kv_heads = 2 },
 } }
 ]])
@@ -279,6 +280,12 @@ return { name = "st", dtype = "bf16", isa = { "scalar", "avx512" }, kernels = {
     local cached = big:sub(last)
     assert.is_falsy(cached:find("wn_w", 1, true))
     assert.is_truthy(cached:find("kgi_v2_ld(w + i + 0)", 1, true))
+    -- past 16 KiB of f32 weights (8192), the streamed rows split their own
+    -- too: staged, they would crowd the rows out of L1 (NT_WSTAGE_MAX)
+    local huge = body(c, "st_huge_avx512")
+    assert.is_truthy(huge:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
+    assert.is_falsy(huge:find("wn_w", 1, true))
+    assert.is_falsy(huge:find("ws_w", 1, true))
     -- QK-norm: both weight sets staged
     local qk = body(c, "st_qk_avx512")
     assert.is_truthy(qk:find("kgi_v2_lds(ws_q_w", 1, true))
@@ -623,6 +630,19 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
       .. "_mm512_loadu_ps(xr + i + 2064)", 1, true))
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 2048);\n        kgi_ntr_end(&nst2, 2048);\n        continue;",
       1, true))
+    -- bf16 and f16 rows with x and y aligned ask kg_cpu_nt_split16 (two
+    -- streams on Zen 5 too); their realigned rows, and the line frame's
+    -- guard, keep kg_cpu_nt_split (Intel)
+    local r8 = body(c, "nt_r8_avx512")
+    local al = r8:sub(1, r8:find("_mm_sfence();", 1, true))
+    assert.is_truthy(al:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
+    assert.is_truthy(al:find("const int nt2 = kg_cpu_nt_split16();", 1, true))
+    assert.is_falsy(al:find("kg_cpu_nt_split()", 1, true))
+    local rest = r8:sub(#al + 1)
+    assert.is_truthy(rest:find("const int nt2 = kg_cpu_nt_split();", 1, true))
+    assert.is_truthy(rest:find("&& !kg_cpu_nt_split()", 1, true))
+    assert.is_falsy(rest:find("kg_cpu_nt_split16", 1, true))
+    assert.is_falsy(r32:find("kg_cpu_nt_split16", 1, true))
     -- AVX2 keeps one stream
     assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("nt2", 1, true))
     -- f16 (AVX-512 and AVX2): the stack row
@@ -920,10 +940,10 @@ return { name = "lnf", isa = { "scalar", "avx512" }, kernels = {
       < fr:find("_mm512_stream_si512((void *)(ya + i + 32), ", 1, true))
     -- a pair's gamma and beta are loaded (and split) once for both rows:
     -- aligned, realigned and line-frame pairs
-    -- (streamed rows of 4096 load gamma and beta staged: split once per call
-    -- at the start of their block, pack.lua nt_stage_code)
-    assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_lds(wn_gamma + (i + 0)), bq = kgi_v2_lds(wn_beta + (i + 0)); ",
-      1, true))
+    -- (rows of 4096 split gamma and beta themselves: staged, the two would
+    -- take 32 KiB of L1 next to the rows, NT_WSTAGE_MAX in pack.lua)
+    assert.is_truthy(b:find("{ const kgi_v2 gq = kgi_v2_ld(gamma + i + 0), bq = kgi_v2_ld(beta + i + 0); ", 1, true))
+    assert.is_falsy(b:find("wn_gamma", 1, true))
     assert.is_truthy(b:find("_mm512_stream_si512((void *)(yrb + i + 0), kgi_v2_pack_ta(kgi_v2_fma(kgi_v2_fma("
       .. "kgi_v2_ld(xrb + i + 0), vrb, vab), gq, bq))); }", 1, true))
     assert.is_truthy(f:find("kgi_ntr_put(&nstb, i + 0, _mm512_fmadd_ps(_mm512_fmadd_ps(_mm512_loadu_ps(xrb + i + 0), "
