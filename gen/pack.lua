@@ -290,9 +290,10 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   env.nt_split = env.nt_fused and fuse and V.nt_split and not env.ahead2 and row.splits(p) or nil
   -- bf16 and f16 rows ask their own question where x and y are aligned
   -- (kg_cpu_nt_split16): on a Zen 5 core, alternated in one process,
-  -- RMSNorm 4096 x 8192 bf16 took 0.88-0.93 the time of one stream there;
-  -- f32 1.1-1.2 and bf16 at offset 16 (the realigned rows instead of the
-  -- line frame) 1.2-1.3 (bench/RESULTS.md run 65)
+  -- RMSNorm 4096 x 8192 bf16 took 0.86-0.93 the time of one stream there;
+  -- f32 1.13-1.26 (in fast memory; 0.87-0.99 in slow) and bf16 at offset
+  -- 16 (the realigned rows instead of the line frame) 1.22-1.31
+  -- (bench/RESULTS.md run 65)
   env.nt_split_aligned = env.nt_split and (k.dtype == "f32" and "kg_cpu_nt_split" or "kg_cpu_nt_split16")
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
