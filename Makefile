@@ -100,9 +100,9 @@ test-kernels: $(BUILD)/test_kernels
 # LayerNorm's line-frame rows both in pairs and one at a time
 # (KGEN_LN_FRAME_PAIRS, kg_cpu_ln_frame_pairs).  KGEN_NT_SPLIT=1 reads
 # and writes AVX-512 RMSNorm rows as two streams on any AVX-512 CPU
-# (kg_cpu_nt_split, kg_cpu_nt_split16); KT-LINES and KT-RMS-ROWS run both
-# ways, and KT-RMS-ROWS with this CPU's own choice (on Zen 5: two streams
-# for aligned 16-bit rows only).
+# (kg_cpu_nt_split, kg_cpu_nt_split4k); KT-LINES and KT-RMS-ROWS run both
+# ways, and KT-RMS-ROWS with this CPU's own choice (on Zen 5: streams only
+# for aligned rows in parts at most 4 KiB apart).
 # KGEN_QK_PIPE=1 sends KT-QKN-LONG's AVX-512 bf16 calls through the
 # pipeline of heads (kg_cpu_qk_pipe, gen/kernels/pipe.lua); it runs both
 # ways.

@@ -233,7 +233,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- take, up to NT_WSTAGE_MAX bytes of split f32 weights: each row then
   -- loads its weights rather than splitting (converting) them again.  On
   -- a Zen 5 core RMSNorm 4096 x 8192 bf16 took 0.98-1.00x the time with
-  -- its two streams (kg_cpu_nt_split16), 1.02-1.03x with one, alternated
+  -- its two streams (kg_cpu_nt_split4k), 1.02-1.03x with one, alternated
   -- in one process (bench/RESULTS.md run 65; separate processes, run 64,
   -- read 0.976x, f16 0.867x, AVX2 bf16 0.907x; same bits, make
   -- test-kernels-nt)
@@ -286,15 +286,20 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   local ln_fuse = op.fused_sums and not p.in_regs and V.name ~= "scalar"
   env.nt_fused = (fuse or ln_fuse) and V.nt_fused and op.nt_stores and V.store_nt ~= nil
   -- tables marked nt_split read and write such fused rows as two streams
-  -- where the runtime says so (rms_row.c.tpl, kg_cpu_nt_split)
+  -- or more where the runtime says so (rms_row.c.tpl, kg_cpu_nt_split)
   env.nt_split = env.nt_fused and fuse and V.nt_split and not env.ahead2 and row.splits(p) or nil
-  -- bf16 and f16 rows ask their own question where x and y are aligned
-  -- (kg_cpu_nt_split16): on a Zen 5 core, alternated in one process,
-  -- RMSNorm 4096 x 8192 bf16 took 0.86-0.93 the time of one stream there;
-  -- f32 1.13-1.26 (in fast memory; 0.87-0.99 in slow) and bf16 at offset
-  -- 16 (the realigned rows instead of the line frame) 1.22-1.31
-  -- (bench/RESULTS.md run 65)
-  env.nt_split_aligned = env.nt_split and (k.dtype == "f32" and "kg_cpu_nt_split" or "kg_cpu_nt_split16")
+  -- rows with x and y aligned are read and written in parts of 4 KiB
+  -- where they have 2 to 4 of them (row.split_parts; halves else), and
+  -- ask kg_cpu_nt_split4k where the parts are at most 4 KiB apart: on a
+  -- Zen 5 core, alternated in one process, RMSNorm 4096 x 8192 bf16 in
+  -- halves took 0.86-0.93 the time of one stream, f32 in quarters
+  -- 0.84-0.85x memcpy against 0.94-0.95, while f32 in halves (8 KiB
+  -- apart) took 1.13-1.26 the time of one stream where memory was fast,
+  -- and bf16 at offset 16 realigned in halves 1.22-1.31 the time of the
+  -- one-stream line frame (bench/RESULTS.md run 65)
+  env.nt_parts = env.nt_split and row.split_parts(p, k.dtype) or nil
+  env.nt_split_aligned = env.nt_split
+    and (k.dim * util.BYTES[k.dtype] / env.nt_parts <= 4096 and "kg_cpu_nt_split4k" or "kg_cpu_nt_split")
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;

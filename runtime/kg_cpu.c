@@ -28,7 +28,7 @@
 #define KG_CPU_LNP 0x02000000u   /* LayerNorm's line-frame rows in pairs (kg_cpu_ln_frame_pairs) */
 #define KG_CPU_NT2 0x01000000u   /* streamed RMSNorm rows as two streams (kg_cpu_nt_split) */
 #define KG_CPU_QKP 0x00800000u   /* long bf16 QK-norm calls as one pipeline (kg_cpu_qk_pipe) */
-#define KG_CPU_NT2H 0x00400000u  /* aligned streamed 16-bit RMSNorm rows as two streams (kg_cpu_nt_split16) */
+#define KG_CPU_NT4K 0x00400000u  /* aligned streamed RMSNorm rows in parts 4 KiB apart (kg_cpu_nt_split4k) */
 
 /* Cached detection result: bit (1 << isa) per level the machine has, plus
  * KG_CPU_VALID.  Two threads racing both compute the same word, so a plain
@@ -133,7 +133,7 @@ static unsigned kg_cpu_detect_x86(void) {
       else
         mask |= KG_CPU_NT2 | KG_CPU_QKP;
       if (kg_cpu_amd_1ah())
-        mask |= KG_CPU_NT2H;
+        mask |= KG_CPU_NT4K;
       if (kg_cpu_amd_19h())
         mask |= KG_CPU_F16N | KG_CPU_RLD;
       else
@@ -187,7 +187,7 @@ static unsigned kg_cpu_mask(void) {
   m = kg_cpu_env_switch(m, "KGEN_STREAM_RELOAD", KG_CPU_RLD, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_LN_FRAME_PAIRS", KG_CPU_LNP, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2, KG_ISA_AVX512);
-  m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2H, KG_ISA_AVX512);
+  m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT4K, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_QK_PIPE", KG_CPU_QKP, KG_ISA_AVX512);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
@@ -253,13 +253,14 @@ __attribute__((weak)) int kg_cpu_nt_split(void) {
   return (kg_cpu_mask() & KG_CPU_NT2) != 0;
 }
 
-/* Why: AVX-512 RMSNorm kernels of 16-bit rows read and write streamed
- * rows with x and y on line alignment as two streams wherever all rows do
- * (Intel), and on AMD family 1Ah, where those rows measured faster so
- * (bench/RESULTS.md run 65) while f32 rows and the rows off alignment did
- * not; asked once per such call, from the cache. */
-__attribute__((weak)) int kg_cpu_nt_split16(void) {
-  return (kg_cpu_mask() & (KG_CPU_NT2 | KG_CPU_NT2H)) != 0;
+/* Why: AVX-512 RMSNorm kernels read and write streamed rows with x and y
+ * on line alignment in parts at most 4 KiB apart (RMSNorm 4096 f32 in
+ * quarters, bf16 in halves) wherever all split rows are (Intel), and on
+ * AMD family 1Ah, where those measured faster (bench/RESULTS.md run 65)
+ * while parts 8 KiB apart and realigned rows did not; asked once per such
+ * call, from the cache. */
+__attribute__((weak)) int kg_cpu_nt_split4k(void) {
+  return (kg_cpu_mask() & (KG_CPU_NT2 | KG_CPU_NT4K)) != 0;
 }
 
 /* Why: AVX-512 QK-norm kernels take long calls of bf16 heads as one

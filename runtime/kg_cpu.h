@@ -63,14 +63,16 @@ int kg_cpu_stream_reload(void);
  * use).  0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_nt_split(void);
 
-/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels of bf16 and
- * f16 rows should read and write rows that stream out as two streams where
- * x and y are both on cache-line alignment: wherever kg_cpu_nt_split()
+/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels should
+ * read and write rows that stream out with x and y on cache-line
+ * alignment as streams at most 4 KiB apart (parts of 4 KiB where a row
+ * has 2 to 4 of them, halves of shorter rows): wherever kg_cpu_nt_split()
  * says so, and by default on AMD family 1Ah (Zen 5), where those rows
- * measured faster so while f32 rows and rows off alignment measured
- * slower.  KGEN_NT_SPLIT "0" or "1" overrides it with kg_cpu_nt_split().
- * 0 otherwise.  Either way the kernels give the same bits. */
-int kg_cpu_nt_split16(void);
+ * measured faster so while halves 8 KiB apart and rows realigned in
+ * registers measured slower.  KGEN_NT_SPLIT "0" or "1" overrides it with
+ * kg_cpu_nt_split().  0 otherwise.  Either way the kernels give the same
+ * bits. */
+int kg_cpu_nt_split4k(void);
 
 /* 1 if the AVX-512 level is usable and AVX-512 QK-norm kernels of bf16
  * heads should take long token-major calls (prefill) as one pipeline of

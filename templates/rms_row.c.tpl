@@ -155,17 +155,19 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   end
 @ else
 @   -- `nt_split` (pack.lua): where the runtime says so (nt2 =
-@   -- kg_cpu_nt_split(), or kg_cpu_nt_split16() for 16-bit rows on line
-@   -- alignment, nt_rows.c.tpl), the fused non-temporal row reads
-@   -- the next row and writes this one as two streams each, half a row
-@   -- apart (row.reduce `split`; the same bits)
+@   -- kg_cpu_nt_split(), or kg_cpu_nt_split4k() for rows on line alignment
+@   -- in parts at most 4 KiB apart, nt_rows.c.tpl), the fused
+@   -- non-temporal row reads the next row and writes this one as
+@   -- streams: aligned, in nt_parts parts (pack.lua), realigned in halves
+@   -- (row.reduce `split`; the same bits)
 @   if fused and nt and nt_split and (stage == nil or stage == "shift") then
 @     local H = util.int(p.dim / 2)
       if (xn && nt2) {
 @     if stage == "shift" then
         $(V.nt_shift) nst2 = $(V.nt_shift)_begin(yr + $(H));
 @     end
-        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, nil, true), "        "))
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return out(c, ld(c), j, true) end, nil,
+          stage == "shift" and 2 or nt_parts), "        "))
         $(advance(true))
 @     if stage == "shift" then
         $(V.nt_shift)_end(&nst, $(H));

@@ -710,12 +710,12 @@ END_TEST
 /* Why: the rows of an RMSNorm call run fused: each row's sums come from
  * the step before, its output pass inside the next row's sums, and rows
  * that stream out (non-temporal stores) read and write each row as two
- * streams, its halves side by side, where kg_cpu_nt_split (16-bit rows
- * on line alignment: kg_cpu_nt_split16) says so; the
- * first row's sums and the last row's output run alone.  Every row of a
+ * streams or more, its parts side by side, where kg_cpu_nt_split (rows
+ * on line alignment in parts at most 4 KiB apart: kg_cpu_nt_split4k)
+ * says so; the first row's sums and the last row's output run alone.  Every row of a
  * 33-row call must get the bits of the same row called alone (a sum off
  * by an ULP moves few rows' scales: with 5 rows a changed order of the
- * halves' sums went unseen).  Built with
+ * parts' sums went unseen).  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every call streams; that target runs
  * this with KGEN_NT_SPLIT 1 and 0, and unset (the CPU's own choice). */
 START_TEST(t_rms_rows) {

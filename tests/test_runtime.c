@@ -480,10 +480,10 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_nt_split(),
                    t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
                                 kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
-  /* aligned streamed 16-bit RMSNorm rows as two streams: on AVX-512
-   * machines made by Intel or of AMD family 1Ah, unless KGEN_NT_SPLIT says
-   * 0 or 1 */
-  ck_assert_int_eq(kg_cpu_nt_split16(),
+  /* aligned streamed RMSNorm rows in parts at most 4 KiB apart: on
+   * AVX-512 machines made by Intel or of AMD family 1Ah, unless
+   * KGEN_NT_SPLIT says 0 or 1 */
+  ck_assert_int_eq(kg_cpu_nt_split4k(),
                    t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
                                 kg_cpu_has(KG_ISA_AVX512) &&
                                     (__builtin_cpu_is("intel") || t_amd_family(0x1a))));
@@ -503,7 +503,7 @@ START_TEST(RT_CPU_002_detection_invariants) {
   ck_assert_int_eq(kg_cpu_stream_reload(), 0);
   ck_assert_int_eq(kg_cpu_ln_frame_pairs(), 0);
   ck_assert_int_eq(kg_cpu_nt_split(), 0);
-  ck_assert_int_eq(kg_cpu_nt_split16(), 0);
+  ck_assert_int_eq(kg_cpu_nt_split4k(), 0);
   ck_assert_int_eq(kg_cpu_qk_pipe(), 0);
   ck_assert_int_eq(best, KG_ISA_NEON);
 #else
@@ -545,8 +545,8 @@ static const t_switch t_switches[] = {
     {"RT-CPU-015", "KGEN_NT_SPLIT", "1", "streamed RMSNorm rows as two streams", kg_cpu_nt_split, KG_ISA_AVX512},
     {"RT-CPU-016", "KGEN_QK_PIPE", "0", "long bf16 QK-norm calls in groups", kg_cpu_qk_pipe, KG_ISA_AVX512},
     {"RT-CPU-017", "KGEN_QK_PIPE", "1", "long bf16 QK-norm calls as one pipeline of heads", kg_cpu_qk_pipe, KG_ISA_AVX512},
-    {"RT-CPU-018", "KGEN_NT_SPLIT", "0", "aligned streamed 16-bit RMSNorm rows as one stream", kg_cpu_nt_split16, KG_ISA_AVX512},
-    {"RT-CPU-019", "KGEN_NT_SPLIT", "1", "aligned streamed 16-bit RMSNorm rows as two streams", kg_cpu_nt_split16, KG_ISA_AVX512},
+    {"RT-CPU-018", "KGEN_NT_SPLIT", "0", "aligned streamed RMSNorm rows as one stream", kg_cpu_nt_split4k, KG_ISA_AVX512},
+    {"RT-CPU-019", "KGEN_NT_SPLIT", "1", "aligned streamed RMSNorm rows in parts 4 KiB apart", kg_cpu_nt_split4k, KG_ISA_AVX512},
 };
 
 START_TEST(RT_CPU_switch) {

@@ -22,8 +22,9 @@ local M = {
   -- core RMSNorm 4096 x 8192 f32 0.80 and bf16 0.84 the time of the
   -- two-pass rows (bench/RESULTS.md run 41)
   nt_fused = true,
-  -- and where the runtime says so (kg_cpu_nt_split: Intel) read and write
-  -- those rows as two streams, half a row apart (pack.lua `nt_split`)
+  -- and where the runtime says so (kg_cpu_nt_split: Intel;
+  -- kg_cpu_nt_split4k for aligned rows in parts of 4 KiB: Intel and Zen 5)
+  -- read and write those rows as streams side by side (pack.lua `nt_split`)
   nt_split = true,
   -- weights off cache-line alignment that rows read from memory are
   -- copied once per call to aligned stack arrays (pack.lua walign)

@@ -282,27 +282,42 @@ function M.spread_prefetch(p, c, T, xp, pass)
   return table.concat(out, " ")
 end
 
--- Why: a row that M.reduce can read as two streams (`split`): a loop
--- of whole blocks over the whole row, an even number of them, so each
--- half is whole blocks.
-function M.splits(p)
+-- Why: a row that M.reduce can read as n streams (`split`, n = 2
+-- unless given): a loop of whole blocks over the whole row, a multiple of
+-- n of them, so each part is whole blocks.
+function M.splits(p, n)
+  n = n or 2
   if p.in_regs or #p.rest > 0 or p.loop_end ~= p.dim or p.blk_end ~= p.dim then return false end
   local nblk = math.floor(p.blk_end / p.B)
-  return nblk >= 2 and nblk % 2 == 0
+  return nblk >= n and nblk % n == 0
 end
 
--- Why: M.ahead_prefetch for a row read as two streams (M.reduce `split`):
--- each half asks for its own lines M.AHEAD_BYTES ahead, and past its
--- half's end for the same place in the next row's half (x_stride
+-- Why: how many streams a split row is read in: parts of 4 KiB where the
+-- row has 2 to 4 of them (RMSNorm 4096 f32 in quarters, 4096 bf16 in
+-- halves), else halves.  On a Zen 5 VM RMSNorm 4096 x 8192 f32 streamed
+-- in quarters took 0.84-0.85x memcpy against 0.94-0.95 in one stream,
+-- where halves (8 KiB apart) had been slower than one stream
+-- (bench/RESULTS.md run 65).  T: the storage type.
+function M.split_parts(p, T)
+  local n = math.floor(p.dim * util.BYTES[T] / 4096)
+  if n > 4 then n = 4 end
+  if n > 2 and M.splits(p, n) then return n end
+  return 2
+end
+
+-- Why: M.ahead_prefetch for a row read as two streams or more (M.reduce
+-- `split`): each part asks for its own lines M.AHEAD_BYTES ahead, and past
+-- its end for the same place in the next row's part (x_stride
 -- elements on), so both streams of the next row start in flight.  On an
 -- Intel Xeon (Sapphire Rapids VM) RMSNorm 4096 x 8192 f32 AVX-512 took
 -- 0.89 the time of one stream (1.09 -> 0.97 x memcpy; without the wrap
--- 1.01: bench/RESULTS.md run 58).  c: a chunk of the split row (half,
--- pos); ptr: the row summed (C pointer of storage type T).
+-- 1.01: bench/RESULTS.md run 58).  c: a chunk of the split row (half:
+-- its part, 1 to parts; pos); ptr: the row summed (C pointer of storage
+-- type T).
 function M.split_prefetch(p, c, T, ptr, stride)
   local size = util.BYTES[T]
-  local hb = p.dim / 2 * size
-  local shift = c.half == 2 and hb or 0
+  local hb = p.dim / (c.parts or 2) * size
+  local shift = (c.half - 1) * hb
   local wrap = function(a, rel)
     return "(const void *)(" .. a .. " + (" .. rel .. " - " .. util.int(shift) .. " + "
       .. util.int(M.AHEAD_BYTES) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
@@ -457,9 +472,10 @@ end
 --         chain waited on the sum just finished and held up retirement
 --         (RMSNorm 1024 x 64 bf16 on a Zen 4 core 4.29 -> 3.90 us,
 --         bench/RESULTS.md run 31).
---   split: the row read as two streams, its halves side by side (M.splits
---         says which rows can; the same bits): rms_row.c.tpl's fused
---         non-temporal rows on Intel cores (kg_cpu_nt_split).
+--   split: the row read as two streams, its halves side by side, or as
+--         `split` streams where a number (M.splits says which rows can;
+--         the same bits): rms_row.c.tpl's fused non-temporal rows where
+--         the runtime says so (kg_cpu_nt_split, kg_cpu_nt_split4k).
 --
 -- A table with `dot` (the AVX512_BF16 twin of a bf16 kernel, pack.lua)
 -- sums squares straight from raw loads (V.dot.load / V.dot.sq: vdpbf16ps)
@@ -609,40 +625,47 @@ function M.reduce(p, sums, load, pre, vals, also, mid, split)
   end
   local step, nblk = tonumber(p.step), math.floor(p.blk_end / p.B)
   if split then
-    assert(M.splits(p) and not mid, "row.reduce: split needs a row of an even number of whole blocks, no mid")
-    -- the row's two halves as two streams: blocks b and b + H side by
-    -- side, each with its own accumulators, chunk by chunk (`also`
-    -- gets half B's chunks with off past H, pos within the half and
-    -- half = 2); each block's sum kept (<var>_b) and added in the row's
-    -- order after, so the bits are those of one stream
-    local H = p.dim / 2
+    local n = split == true and 2 or split
+    assert(M.splits(p, n) and not mid, "row.reduce: split needs a row of a multiple of its parts' whole blocks, no mid")
+    -- the row's parts as n streams: blocks b, b + H, b + 2H ... side by
+    -- side, each with its own accumulators, chunk by chunk (`also` gets
+    -- part q's chunks with off past (q - 1) H, pos within the part, half =
+    -- q and parts = n); each block's sum kept (<var>_b) and added in the
+    -- row's order after, so the bits are those of one stream
+    local H = p.dim / n
+    local names = { { "", "v" }, { "u", "u" }, { "h", "h" }, { "g", "g" } }
     local mine = sums
-    local other = {}
-    for i, sm in ipairs(sums) do
-      assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
-      other[i] = setmetatable({ var = sm.var .. "u" }, { __index = sm })
+    local parts = { mine }
+    for q = 2, n do
+      parts[q] = {}
+      for i, sm in ipairs(sums) do
+        assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
+        parts[q][i] = setmetatable({ var = sm.var .. names[q][1] }, { __index = sm })
+      end
     end
     for _, sm in ipairs(mine) do emit("double " .. sm.var .. "_b[" .. nblk .. "];") end
     emit("for (size_t b = 0; b < " .. util.int(H) .. "; b += " .. util.int(p.B) .. ") {")
-    decl("  ", false)
-    sums = other
-    decl("  ", false)
+    for q = 1, n do
+      sums = parts[q]
+      decl("  ", false)
+    end
     sums = mine
     emit("  for (size_t i = b; i < b + " .. util.int(p.B) .. "; i += " .. p.step .. ") {")
     for j, c in ipairs(p.block) do
       local rel = assert(tonumber(c.off:match("^i %+ (%d+)$")), "row.reduce: split chunk offset not i + n")
-      local a = { I = c.I, n = c.n, off = c.off, pos = c.off, half = 1 }
-      local b = { I = c.I, n = c.n, off = "i + " .. util.int(H + rel), pos = c.off, half = 2 }
-      body({ a }, "    ", "v", nil, j - 1)
-      sums = other
-      body({ b }, "    ", "u", nil, j - 1)
+      for q = 1, n do
+        local off = q == 1 and c.off or ("i + " .. util.int((q - 1) * H + rel))
+        sums = parts[q]
+        body({ { I = c.I, n = c.n, off = off, pos = c.off, half = q, parts = n } }, "    ", names[q][2], nil, j - 1)
+      end
       sums = mine
     end
     emit("  }")
-    for i, sm in ipairs(mine) do
-      emit("  " .. sm.var .. "_b[b / " .. util.int(p.B) .. "] = " .. total(sm, false) .. ";")
-      emit("  " .. sm.var .. "_b[" .. util.int(nblk / 2) .. " + b / " .. util.int(p.B) .. "] = "
-        .. total(other[i], false) .. ";")
+    for q = 1, n do
+      for i, sm in ipairs(mine) do
+        local at = q == 1 and "" or (util.int((q - 1) * nblk / n) .. " + ")
+        emit("  " .. sm.var .. "_b[" .. at .. "b / " .. util.int(p.B) .. "] = " .. total(parts[q][i], false) .. ";")
+      end
     end
     emit("}")
     for _, sm in ipairs(mine) do

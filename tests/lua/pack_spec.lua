@@ -607,42 +607,59 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 4096);\n        continue;", 1, true))
     assert.is_falsy(r32:sub(last):find("uintptr_t)xn", 1, true))
     assert.is_truthy(body(c, "nt_r16_avx512"):find("kgi_ntw_put(&nst, i + 32, kgi_v2_pack_ta(", 1, true))
-    -- where the runtime says so (kg_cpu_nt_split, asked once per call), the
-    -- fused rows go as two streams: the halves side by side, each block's
-    -- sum kept and added in the row's order; each half asks for its lines
-    -- ahead and past its end for its half of the next row; realigned, the
-    -- second half has a stream of its own
+    -- where the runtime says so (asked once per call), the fused rows go
+    -- as streams: realigned (kg_cpu_nt_split) in halves side by side,
+    -- aligned in parts of 4 KiB (f32 4096: quarters, kg_cpu_nt_split4k),
+    -- each block's sum kept and added in the row's order; each part asks
+    -- for its lines ahead and past its end for its part of the next row;
+    -- realigned, the second half has a stream of its own
+    assert.is_truthy(ntp:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
+    assert.is_truthy(staged:find("const int nt2 = kg_cpu_nt_split();", 1, true))
     for _, part in ipairs({ ntp, staged }) do
-      assert.is_truthy(part:find("const int nt2 = kg_cpu_nt_split();", 1, true))
       assert.is_truthy(part:find("if (xn && nt2) {", 1, true))
-      assert.is_truthy(part:find("for (size_t b = 0; b < 2048; b += 256) {", 1, true))
-      assert.is_truthy(part:find("const __m512 u2 = (_mm512_loadu_ps(xn + i + 2064));\n"
-        .. "            squ2 = _mm512_fmadd_ps(u2, u2, squ2);", 1, true))
-      assert.is_truthy(part:find("sq_b[8 + b / 256] = (double)kgi_avx512_hsum(_mm512_add_ps("
-        .. "_mm512_add_ps(squ1, squ2), _mm512_add_ps(squ3, squ4)));", 1, true))
       assert.is_truthy(part:find("for (size_t q = 0; q < 16; q++) sq += sq_b[q];", 1, true))
-      assert.is_truthy(part:find("(((uintptr_t)xn + 4096) + i * 4 + 8256 + (i * 4 + 8256 - 8192 + 4096 >= 8192 ? "
-        .. "x_stride * 4 - 8192 : 0)), 0, 3);", 1, true))
     end
-    assert.is_truthy(ntp:find("_mm512_stream_ps(yr + i + 2064, ", 1, true))
+    assert.is_truthy(staged:find("for (size_t b = 0; b < 2048; b += 256) {", 1, true))
+    assert.is_truthy(staged:find("const __m512 u2 = (_mm512_loadu_ps(xn + i + 2064));\n"
+      .. "            squ2 = _mm512_fmadd_ps(u2, u2, squ2);", 1, true))
+    assert.is_truthy(staged:find("sq_b[8 + b / 256] = (double)kgi_avx512_hsum(_mm512_add_ps("
+      .. "_mm512_add_ps(squ1, squ2), _mm512_add_ps(squ3, squ4)));", 1, true))
+    assert.is_truthy(staged:find("(((uintptr_t)xn + 4096) + i * 4 + 8256 + (i * 4 + 8256 - 8192 + 4096 >= 8192 ? "
+      .. "x_stride * 4 - 8192 : 0)), 0, 3);", 1, true))
+    assert.is_truthy(ntp:find("for (size_t b = 0; b < 1024; b += 256) {", 1, true))
+    assert.is_truthy(ntp:find("const __m512 g2 = (_mm512_loadu_ps(xn + i + 3088));\n"
+      .. "            sqg2 = _mm512_fmadd_ps(g2, g2, sqg2);", 1, true))
+    for q, at in ipairs({ "", "4 + ", "8 + ", "12 + " }) do
+      local v = ({ "sq", "squ", "sqh", "sqg" })[q]
+      assert.is_truthy(ntp:find("sq_b[" .. at .. "b / 256] = (double)kgi_avx512_hsum(_mm512_add_ps(_mm512_add_ps("
+        .. v .. "1, " .. v .. "2), _mm512_add_ps(" .. v .. "3, " .. v .. "4)));", 1, true), v)
+    end
+    assert.is_truthy(ntp:find("(((uintptr_t)xn + 4096) + i * 4 + 12352 + (i * 4 + 12352 - 12288 + 4096 >= 4096 ? "
+      .. "x_stride * 4 - 4096 : 0)), 0, 3); _mm512_stream_ps(yr + i + 3088, ", 1, true))
+    assert.is_truthy(ntp:find("_mm512_stream_ps(yr + i + 1040, ", 1, true))
     assert.is_truthy(staged:find("kgi_ntr nst2 = kgi_ntr_begin(yr + 2048);", 1, true))
     assert.is_truthy(staged:find("kgi_ntr_put(&nst2, i + 16, _mm512_mul_ps(_mm512_mul_ps("
       .. "_mm512_loadu_ps(xr + i + 2064)", 1, true))
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 2048);\n        kgi_ntr_end(&nst2, 2048);\n        continue;",
       1, true))
-    -- bf16 and f16 rows with x and y aligned ask kg_cpu_nt_split16 (two
-    -- streams on Zen 5 too); their realigned rows, and the line frame's
+    -- bf16 rows of 4096 with x and y aligned: halves of 4 KiB
+    -- (kg_cpu_nt_split4k); their realigned rows, and the line frame's
     -- guard, keep kg_cpu_nt_split (Intel)
     local r8 = body(c, "nt_r8_avx512")
     local al = r8:sub(1, r8:find("_mm_sfence();", 1, true))
     assert.is_truthy(al:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
-    assert.is_truthy(al:find("const int nt2 = kg_cpu_nt_split16();", 1, true))
+    assert.is_truthy(al:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
+    assert.is_truthy(al:find("for (size_t b = 0; b < 2048; b += 1024) {", 1, true))
     assert.is_falsy(al:find("kg_cpu_nt_split()", 1, true))
     local rest = r8:sub(#al + 1)
     assert.is_truthy(rest:find("const int nt2 = kg_cpu_nt_split();", 1, true))
     assert.is_truthy(rest:find("&& !kg_cpu_nt_split()", 1, true))
-    assert.is_falsy(rest:find("kg_cpu_nt_split16", 1, true))
-    assert.is_falsy(r32:find("kg_cpu_nt_split16", 1, true))
+    assert.is_falsy(rest:find("kg_cpu_nt_split4k", 1, true))
+    -- rows of 16384 bf16 (32 KiB): quarters of 8 KiB, Intel's alone
+    local r16a = body(c, "nt_r16_avx512")
+    local al16 = r16a:sub(1, r16a:find("_mm_sfence();", 1, true))
+    assert.is_truthy(al16:find("const int nt2 = kg_cpu_nt_split();", 1, true))
+    assert.is_truthy(al16:find("for (size_t b = 0; b < 4096; b += 1024) {", 1, true))
     -- AVX2 keeps one stream
     assert.is_falsy(S.read(dir .. "/nt/nt_avx2.c"):find("nt2", 1, true))
     -- f16 (AVX-512 and AVX2): the stack row
