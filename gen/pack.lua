@@ -299,7 +299,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- one-stream line frame (bench/RESULTS.md run 65)
   env.nt_parts = env.nt_split and row.split_parts(p, k.dtype) or nil
   env.nt_split_aligned = env.nt_split
-    and (k.dim * util.BYTES[k.dtype] / env.nt_parts <= 4096 and "kg_cpu_nt_split4k" or "kg_cpu_nt_split")
+    and (k.dim * util.BYTES[k.dtype] / env.nt_parts <= row.SPLIT_PART_BYTES and "kg_cpu_nt_split4k"
+      or "kg_cpu_nt_split")
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;

@@ -145,8 +145,9 @@ static unsigned kg_cpu_detect_x86(void) {
 #endif
 
 /* Why: the overrides of the vendor- and family-dependent answers share
- * one rule: the variable `name` "0" clears `bit` in mask `m`, "1" sets it
- * where the level `need` is usable; anything else keeps the default. */
+ * one rule: the variable `name` "0" clears `bit` (one bit or several) in
+ * mask `m`, "1" sets it where the level `need` is usable; anything else
+ * keeps the default. */
 static unsigned kg_cpu_env_switch(unsigned m, const char *name, unsigned bit, int need) {
   const char *e = getenv(name);
   if (e && strcmp(e, "0") == 0)
@@ -186,8 +187,7 @@ static unsigned kg_cpu_mask(void) {
   m = kg_cpu_env_switch(m, "KGEN_PREFETCH_ZEN5", KG_CPU_PFZ5, KG_ISA_AVX2);
   m = kg_cpu_env_switch(m, "KGEN_STREAM_RELOAD", KG_CPU_RLD, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_LN_FRAME_PAIRS", KG_CPU_LNP, KG_ISA_AVX512);
-  m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2, KG_ISA_AVX512);
-  m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT4K, KG_ISA_AVX512);
+  m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2 | KG_CPU_NT4K, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_QK_PIPE", KG_CPU_QKP, KG_ISA_AVX512);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);

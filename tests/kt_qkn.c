@@ -712,10 +712,10 @@ END_TEST
  * that stream out (non-temporal stores) read and write each row as two
  * streams or more, its parts side by side, where kg_cpu_nt_split (rows
  * on line alignment in parts at most 4 KiB apart: kg_cpu_nt_split4k)
- * says so; the first row's sums and the last row's output run alone.  Every row of a
- * 33-row call must get the bits of the same row called alone (a sum off
- * by an ULP moves few rows' scales: with 5 rows a changed order of the
- * parts' sums went unseen).  Built with
+ * says so; the first row's sums and the last row's output run alone.
+ * Every row of a 33-row call must get the bits of the same row called
+ * alone (a sum off by an ULP moves few rows' scales: with 5 rows a
+ * changed order of the parts' sums went unseen).  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every call streams; that target runs
  * this with KGEN_NT_SPLIT 1 and 0, and unset (the CPU's own choice). */
 START_TEST(t_rms_rows) {

@@ -298,8 +298,9 @@ end
 -- in quarters took 0.84-0.85x memcpy against 0.94-0.95 in one stream,
 -- where halves (8 KiB apart) had been slower than one stream
 -- (bench/RESULTS.md run 65).  T: the storage type.
+M.SPLIT_PART_BYTES = 4096
 function M.split_parts(p, T)
-  local n = math.floor(p.dim * util.BYTES[T] / 4096)
+  local n = math.floor(p.dim * util.BYTES[T] / M.SPLIT_PART_BYTES)
   if n > 4 then n = 4 end
   if n > 2 and M.splits(p, n) then return n end
   return 2
@@ -472,10 +473,10 @@ end
 --         chain waited on the sum just finished and held up retirement
 --         (RMSNorm 1024 x 64 bf16 on a Zen 4 core 4.29 -> 3.90 us,
 --         bench/RESULTS.md run 31).
---   split: the row read as two streams, its halves side by side, or as
---         `split` streams where a number (M.splits says which rows can;
---         the same bits): rms_row.c.tpl's fused non-temporal rows where
---         the runtime says so (kg_cpu_nt_split, kg_cpu_nt_split4k).
+--   split: the number of streams the row is read as, its parts side by
+--         side (M.splits says which rows can; the same bits):
+--         rms_row.c.tpl's fused non-temporal rows where the runtime says
+--         so (kg_cpu_nt_split, kg_cpu_nt_split4k).
 --
 -- A table with `dot` (the AVX512_BF16 twin of a bf16 kernel, pack.lua)
 -- sums squares straight from raw loads (V.dot.load / V.dot.sq: vdpbf16ps)
@@ -625,7 +626,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid, split)
   end
   local step, nblk = tonumber(p.step), math.floor(p.blk_end / p.B)
   if split then
-    local n = split == true and 2 or split
+    local n = split
     assert(M.splits(p, n) and not mid, "row.reduce: split needs a row of a multiple of its parts' whole blocks, no mid")
     -- the row's parts as n streams: blocks b, b + H, b + 2H ... side by
     -- side, each with its own accumulators, chunk by chunk (`also` gets
@@ -635,13 +636,13 @@ function M.reduce(p, sums, load, pre, vals, also, mid, split)
     local H = p.dim / n
     local names = { { "", "v" }, { "u", "u" }, { "h", "h" }, { "g", "g" } }
     local mine = sums
+    for _, sm in ipairs(sums) do
+      assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
+    end
     local parts = { mine }
     for q = 2, n do
       parts[q] = {}
-      for i, sm in ipairs(sums) do
-        assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
-        parts[q][i] = setmetatable({ var = sm.var .. names[q][1] }, { __index = sm })
-      end
+      for i, sm in ipairs(sums) do parts[q][i] = setmetatable({ var = sm.var .. names[q][1] }, { __index = sm }) end
     end
     for _, sm in ipairs(mine) do emit("double " .. sm.var .. "_b[" .. nblk .. "];") end
     emit("for (size_t b = 0; b < " .. util.int(H) .. "; b += " .. util.int(p.B) .. ") {")
