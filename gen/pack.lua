@@ -299,8 +299,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   -- one-stream line frame (bench/RESULTS.md run 65)
   env.nt_parts = env.nt_split and row.split_parts(p, k.dtype) or nil
   env.nt_split_aligned = env.nt_split
-    and (k.dim * util.BYTES[k.dtype] / env.nt_parts <= row.SPLIT_PART_BYTES and "kg_cpu_nt_split4k"
-      or "kg_cpu_nt_split")
+    and (row.split4k(k.dim * util.BYTES[k.dtype] / env.nt_parts) and "kg_cpu_nt_split4k" or "kg_cpu_nt_split")
   -- f32 LayerNorm rows with x and y at one offset into their lines take
   -- the fused realigning stream rather than the two-pass line frame: on a
   -- Zen 5 core 4096 x 8192 at offsets 16 and 48 took 0.85-0.89 the time;
@@ -316,6 +315,11 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   if frame and op.fuse_rows then
     frame = env.nt_fused and fuse and #p.rest == 0 or false
     env.frame_fz = frame
+    -- the frame's rows in parts 4 KiB apart where the aligned ones are
+    -- and kg_cpu_nt_split4k says so: on the Zen 5 VM, alternated in one
+    -- process, RMSNorm 4096 x 8192 f32 at offset 16 in quarters took
+    -- 0.83 the time of one stream (bench/RESULTS.md run 66)
+    env.frame_parts = frame and env.nt_split_aligned == "kg_cpu_nt_split4k" and env.nt_parts or nil
   end
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
   -- fused row before its `continue`)

@@ -188,6 +188,13 @@ static unsigned kg_cpu_mask(void) {
   m = kg_cpu_env_switch(m, "KGEN_STREAM_RELOAD", KG_CPU_RLD, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_LN_FRAME_PAIRS", KG_CPU_LNP, KG_ISA_AVX512);
   m = kg_cpu_env_switch(m, "KGEN_NT_SPLIT", KG_CPU_NT2 | KG_CPU_NT4K, KG_ISA_AVX512);
+  /* KGEN_NT_SPLIT=4k: Zen 5's mix on any AVX-512 CPU (rows in parts 3-4
+   * KiB apart split, the others one stream), so tests reach it anywhere */
+  {
+    const char *e = getenv("KGEN_NT_SPLIT");
+    if (e && strcmp(e, "4k") == 0 && (m & (1u << KG_ISA_AVX512)))
+      m = (m & ~KG_CPU_NT2) | KG_CPU_NT4K;
+  }
   m = kg_cpu_env_switch(m, "KGEN_QK_PIPE", KG_CPU_QKP, KG_ISA_AVX512);
   m |= KG_CPU_VALID;
   __atomic_store_n(&kg_cpu_cache, m, __ATOMIC_RELEASE);
@@ -254,10 +261,11 @@ __attribute__((weak)) int kg_cpu_nt_split(void) {
 }
 
 /* Why: AVX-512 RMSNorm kernels read and write streamed rows with x and y
- * on line alignment in parts at most 4 KiB apart (RMSNorm 4096 f32 in
- * quarters, bf16 in halves) wherever all split rows are (Intel), and on
- * AMD family 1Ah, where those measured faster (bench/RESULTS.md run 65)
- * while parts 8 KiB apart and realigned rows did not; asked once per such
+ * at one offset into their lines (on line alignment, or the line frame)
+ * in parts 3 to 4 KiB apart (RMSNorm 4096 f32 in quarters, bf16 in
+ * halves) wherever all split rows are (Intel), and on AMD family 1Ah,
+ * where those measured faster (bench/RESULTS.md runs 65-66) while parts
+ * 8 KiB or 2 KiB apart and realigned rows did not; asked once per such
  * call, from the cache. */
 __attribute__((weak)) int kg_cpu_nt_split4k(void) {
   return (kg_cpu_mask() & (KG_CPU_NT2 | KG_CPU_NT4K)) != 0;

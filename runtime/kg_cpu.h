@@ -64,14 +64,16 @@ int kg_cpu_stream_reload(void);
 int kg_cpu_nt_split(void);
 
 /* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels should
- * read and write rows that stream out with x and y on cache-line
- * alignment as streams at most 4 KiB apart (parts of 4 KiB where a row
- * has 2 to 4 of them, halves of shorter rows): wherever kg_cpu_nt_split()
- * says so, and by default on AMD family 1Ah (Zen 5), where those rows
- * measured faster so while halves 8 KiB apart and rows realigned in
- * registers measured slower.  KGEN_NT_SPLIT "0" or "1" overrides it with
- * kg_cpu_nt_split().  0 otherwise.  Either way the kernels give the same
- * bits. */
+ * read and write rows that stream out with x and y at one offset into
+ * their cache lines (on line alignment, or both off it as two malloc'd
+ * buffers are) as streams 3 to 4 KiB apart (parts of 4 KiB where a row
+ * has 2 to 4 of them, halves of rows of 6 to 8 KiB): wherever
+ * kg_cpu_nt_split() says so, and by default on AMD family 1Ah (Zen 5),
+ * where those rows measured faster so while parts 8 KiB or 2 KiB apart
+ * and rows realigned in registers measured slower.  KGEN_NT_SPLIT "0" or
+ * "1" overrides it with kg_cpu_nt_split(); "4k" sets it and clears
+ * kg_cpu_nt_split() (Zen 5's mix on any AVX-512 CPU).  0 otherwise.
+ * Either way the kernels give the same bits. */
 int kg_cpu_nt_split4k(void);
 
 /* 1 if the AVX-512 level is usable and AVX-512 QK-norm kernels of bf16

@@ -173,6 +173,9 @@ $(row_body_frame)
 @   for _, line in ipairs(frame_stage) do
     $(line)
 @   end
+@   if frame_parts then
+    const int nt2 = kg_cpu_nt_split4k();
+@   end
     /* rows end to end: each row's last line is the next one's first */
     const int yc = y_stride == $(D);
     $(F.vt) cv = $(F.zero);

@@ -93,9 +93,9 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @ -- are), and ran no faster than the realigned rows (RESULTS run 61)
 @ local function frame_line(c, j, ahead)
 @   local F, L = V.nt_frame, V.lf
-@   local pf = ahead and row.ahead_prefetch(p, c, T, "xn")
+@   local pf = ahead and (c.half and row.split_prefetch(p, c, T, "xn", "x_stride") or row.ahead_prefetch(p, c, T, "xn"))
 @   local s = F.stream("ya + " .. c.off, frame_val(c.off))
-@   if j == 1 then
+@   if j == 1 and (c.half or 1) == 1 then
 @     s = "if (" .. c.off .. " != 0) { " .. s .. " } else { const " .. F.vt .. " hd = " .. frame_val("0", L.head)
 @       .. "; " .. row.frame_head(F, L, "ya", "hd") .. " }"
 @   end
@@ -177,6 +177,17 @@ float rn = $(row.rms_scale("sn", D, EPS));
       }
 @   end
 @   if lframe then
+@     -- `frame_parts` (pack.lua): where the runtime says so (nt2 =
+@     -- kg_cpu_nt_split4k(), nt_rows.c.tpl) the frame's row is read and
+@     -- written in parts 4 KiB apart too (the same bits)
+@     if frame_parts then
+      if (xn && nt2) {
+        $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return frame_line(c, j, true) end, nil, frame_parts), "        "))
+        $(frame_tail())
+        $(advance(true))
+        continue;
+      }
+@     end
       if (xn) {
         $(indent(row.reduce(p, sqn, ldn, nil, nil, function(c, j) return frame_line(c, j, true) end, next_rn), "        "))
         $(frame_tail())

@@ -396,6 +396,11 @@ static int t_amd_family(unsigned family) {
 
 /* Why: the environment override the runtime documents, applied to the
  * default `dflt`: "0" -> 0, "1" -> whether the level is usable (`level`). */
+static int t_env_is(const char *env, const char *value) {
+  const char *e = getenv(env);
+  return e != NULL && strcmp(e, value) == 0;
+}
+
 static int t_env_switch(const char *env, int level, int dflt) {
   const char *e = getenv(env);
   if (e && strcmp(e, "0") == 0)
@@ -477,16 +482,18 @@ START_TEST(RT_CPU_002_detection_invariants) {
                                 kg_cpu_has(KG_ISA_AVX512) && !t_amd_family(0x19)));
   /* streamed RMSNorm rows as two streams: on AVX-512 machines made by
    * Intel, unless KGEN_NT_SPLIT says 0 or 1 */
+  const int nt4k = t_env_is("KGEN_NT_SPLIT", "4k"); /* Zen 5's mix anywhere */
   ck_assert_int_eq(kg_cpu_nt_split(),
-                   t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
-                                kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
+                   !nt4k && t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
+                                         kg_cpu_has(KG_ISA_AVX512) && __builtin_cpu_is("intel")));
   /* aligned streamed RMSNorm rows in parts at most 4 KiB apart: on
    * AVX-512 machines made by Intel or of AMD family 1Ah, unless
    * KGEN_NT_SPLIT says 0 or 1 */
   ck_assert_int_eq(kg_cpu_nt_split4k(),
-                   t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
-                                kg_cpu_has(KG_ISA_AVX512) &&
-                                    (__builtin_cpu_is("intel") || t_amd_family(0x1a))));
+                   nt4k ? kg_cpu_has(KG_ISA_AVX512)
+                        : t_env_switch("KGEN_NT_SPLIT", kg_cpu_has(KG_ISA_AVX512),
+                                       kg_cpu_has(KG_ISA_AVX512) &&
+                                           (__builtin_cpu_is("intel") || t_amd_family(0x1a))));
   /* long bf16 QK-norm calls as one pipeline of heads: on AVX-512 machines
    * made by Intel, unless KGEN_QK_PIPE says 0 or 1 */
   ck_assert_int_eq(kg_cpu_qk_pipe(),
@@ -522,7 +529,7 @@ START_TEST(RT_CPU_003_bf16_paths_off) {
 END_TEST
 
 /* The runtime's 0/1 switches, one row a test: "0" turns a choice off on
- * any CPU, "1" on wherever its level runs.  The detection is cached per
+ * any CPU, "1" on wherever its level runs (KGEN_NT_SPLIT also "4k").  The detection is cached per
  * process, so each row runs in its own forked child (a loop test). */
 typedef struct {
   const char *id, *env, *value, *what;
@@ -547,12 +554,16 @@ static const t_switch t_switches[] = {
     {"RT-CPU-017", "KGEN_QK_PIPE", "1", "long bf16 QK-norm calls as one pipeline of heads", kg_cpu_qk_pipe, KG_ISA_AVX512},
     {"RT-CPU-018", "KGEN_NT_SPLIT", "0", "aligned streamed RMSNorm rows as one stream", kg_cpu_nt_split4k, KG_ISA_AVX512},
     {"RT-CPU-019", "KGEN_NT_SPLIT", "1", "aligned streamed RMSNorm rows in parts 4 KiB apart", kg_cpu_nt_split4k, KG_ISA_AVX512},
+    {"RT-CPU-020", "KGEN_NT_SPLIT", "4k", "Zen 5's mix: no rows split but those in parts 3-4 KiB apart", kg_cpu_nt_split, KG_ISA_AVX512},
+    {"RT-CPU-021", "KGEN_NT_SPLIT", "4k", "Zen 5's mix: rows in parts 3-4 KiB apart split", kg_cpu_nt_split4k, KG_ISA_AVX512},
 };
 
 START_TEST(RT_CPU_switch) {
   const t_switch *t = &t_switches[_i];
   setenv(t->env, t->value, 1); /* before the first detection caches it */
-  const int want = t->value[0] == '1' && kg_cpu_has(t->level);
+  /* "4k" (KGEN_NT_SPLIT only) sets kg_cpu_nt_split4k alone */
+  const int on = strcmp(t->value, "1") == 0 || (strcmp(t->value, "4k") == 0 && t->get == kg_cpu_nt_split4k);
+  const int want = on && kg_cpu_has(t->level);
   ck_assert_msg(t->get() == want, "%s (%s): %s=%s gave %d, expected %d", t->id, t->what, t->env,
                 t->value, t->get(), want);
 }

@@ -306,6 +306,17 @@ function M.split_parts(p, T)
   return 2
 end
 
+-- Why: whether a split row's parts of `bytes` each go by
+-- kg_cpu_nt_split4k (Zen 5 too) rather than kg_cpu_nt_split (Intel
+-- only): parts of 3 to 4 KiB.  On the Zen 5 VM, alternated in one
+-- process, RMSNorm x 8192 rows aligned took 0.93-0.97 the time of one
+-- stream in halves of 3 KiB (bf16 3072), 0.95 in thirds of 4 KiB (f32
+-- 3072), but 1.00-1.09 in halves of 2 KiB (bf16 2048, f32 1024;
+-- bench/RESULTS.md run 66).
+function M.split4k(bytes)
+  return bytes > M.SPLIT_PART_BYTES / 2 and bytes <= M.SPLIT_PART_BYTES
+end
+
 -- Why: M.ahead_prefetch for a row read as two streams or more (M.reduce
 -- `split`): each part asks for its own lines M.AHEAD_BYTES ahead, and past
 -- its end for the same place in the next row's part (x_stride

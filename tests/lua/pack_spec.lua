@@ -642,18 +642,39 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
       .. "_mm512_loadu_ps(xr + i + 2064)", 1, true))
     assert.is_truthy(staged:find("kgi_ntr_end(&nst, 2048);\n        kgi_ntr_end(&nst2, 2048);\n        continue;",
       1, true))
+    -- the line frame (x and y at one offset, where kg_cpu_nt_split is not
+    -- set) in the same parts as the aligned rows where kg_cpu_nt_split4k
+    -- says so: f32 4096 in quarters, line 0 (masked, with the carried
+    -- part) only in the first, each part asking for its own lines of the
+    -- next row; one stream otherwise
+    local function frame_of(text)
+      local a = assert(text:find("x and y the same bytes into their lines", 1, true))
+      local b = assert(text:find("_mm_sfence();", a, true))
+      return text:sub(a, b)
+    end
+    local fr32 = frame_of(r32)
+    assert.is_truthy(fr32:find("&& !kg_cpu_nt_split()", 1, true))
+    assert.is_truthy(fr32:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
+    assert.is_truthy(fr32:find("if (xn && nt2) {", 1, true))
+    assert.is_truthy(fr32:find("for (size_t q = 0; q < 16; q++) sq += sq_b[q];", 1, true))
+    assert.is_truthy(fr32:find("0, 3); if (i + 0 != 0) { _mm512_stream_ps(ya + i + 0, ", 1, true))
+    assert.is_falsy(fr32:find("if (i + 1024 + 0 != 0)", 1, true))
+    assert.is_truthy(fr32:find("(((uintptr_t)xn + 4096) + i * 4 + 12352 + (i * 4 + 12352 - 12288 + 4096 >= 4096 ? "
+      .. "x_stride * 4 - 4096 : 0)), 0, 3); _mm512_stream_ps(ya + i + 3088, ", 1, true))
     -- bf16 rows of 4096 with x and y aligned: halves of 4 KiB
-    -- (kg_cpu_nt_split4k); their realigned rows, and the line frame's
-    -- guard, keep kg_cpu_nt_split (Intel)
+    -- (kg_cpu_nt_split4k), and so is their line frame; their realigned
+    -- rows keep kg_cpu_nt_split (Intel)
     local r8 = body(c, "nt_r8_avx512")
     local al = r8:sub(1, r8:find("_mm_sfence();", 1, true))
     assert.is_truthy(al:find("if (KG_USE_NT(y, y_stride, rows, x)) {", 1, true))
     assert.is_truthy(al:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
     assert.is_truthy(al:find("for (size_t b = 0; b < 2048; b += 1024) {", 1, true))
     assert.is_falsy(al:find("kg_cpu_nt_split()", 1, true))
-    local rest = r8:sub(#al + 1)
+    local fr8 = frame_of(r8)
+    assert.is_truthy(fr8:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
+    assert.is_truthy(fr8:find("for (size_t b = 0; b < 2048; b += 1024) {", 1, true))
+    local rest = r8:sub((r8:find("the same for y at any other alignment", 1, true)))
     assert.is_truthy(rest:find("const int nt2 = kg_cpu_nt_split();", 1, true))
-    assert.is_truthy(rest:find("&& !kg_cpu_nt_split()", 1, true))
     assert.is_falsy(rest:find("kg_cpu_nt_split4k", 1, true))
     -- rows of 16384 bf16 (32 KiB): quarters of 8 KiB, Intel's alone
     local r16a = body(c, "nt_r16_avx512")
