@@ -103,7 +103,8 @@ test-kernels: $(BUILD)/test_kernels
 # (kg_cpu_nt_split, kg_cpu_nt_split4k); KT-LINES and KT-RMS-ROWS run both
 # ways, and KT-RMS-ROWS with this CPU's own choice, and both with
 # KGEN_NT_SPLIT=4k (Zen 5's mix on any AVX-512 CPU: streams only for rows
-# in parts 3-4 KiB apart, aligned or in the line frame).
+# in parts 3-4 KiB apart, aligned or in the line frame); KT-LN-ROWS
+# (LayerNorm's pairs, in halves under 1) once more under 0.
 # KGEN_QK_PIPE=1 sends KT-QKN-LONG's AVX-512 bf16 calls through the
 # pipeline of heads (kg_cpu_qk_pipe, gen/kernels/pipe.lua); it runs both
 # ways.
@@ -115,6 +116,7 @@ test-kernels-nt: $(BUILD)/test_kernels_nt
 	KGEN_STREAM_RELOAD=1 KGEN_LN_FRAME_PAIRS=1 KGEN_NT_SPLIT=1 KGEN_QK_PIPE=1 $(BUILD)/test_kernels_nt
 	KGEN_LN_FRAME_PAIRS=0 KGEN_NT_SPLIT=0 KT_ONLY=KT-LINES $(BUILD)/test_kernels_nt
 	KGEN_NT_SPLIT=0 KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt
+	KGEN_NT_SPLIT=0 KT_ONLY=KT-LN-ROWS $(BUILD)/test_kernels_nt
 	env -u KGEN_NT_SPLIT KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt
 	KGEN_NT_SPLIT=4k KT_ONLY=KT-LINES $(BUILD)/test_kernels_nt
 	KGEN_NT_SPLIT=4k KT_ONLY=KT-RMS-ROWS $(BUILD)/test_kernels_nt

@@ -388,7 +388,15 @@ local function kernel_body(dirs, spec, k, V, twin_of)
   if ln_fuse and env.nt_fused and V.ln_pair and env.row_body_nt and #p.rest == 0 then
     env.nt, env.ln_fz, env.pair = true, true, true
     wset = nt_staged
+    -- aligned pairs whose rows have halves of 3-4 KiB (row.split4k) read
+    -- and write them as four streams where kg_cpu_nt_split4k says so: on
+    -- the Zen 5 VM, alternated in one process, LayerNorm 4096 x 8192 bf16
+    -- took 0.86-0.88 the time of the pairs' two streams 8 KiB apart
+    -- (bench/RESULTS.md run 66)
+    env.ln_pair_parts = V.nt_split and row.splits(p, 2) and row.split4k(k.dim * util.BYTES[k.dtype] / 2) and 2 or nil
+    env.ln_parts = env.ln_pair_parts
     env.row_body_pair = render(dirs, op.row, env)
+    env.ln_parts = nil
     if env.stage_mode == "shift" and V.ln_pair_realign then
       env.stage = "shift"
       env.row_body_pair_stage = render(dirs, op.row, env)
@@ -398,9 +406,9 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- and line-frame rows (x and y one offset into their lines) on tables
     -- marked ln_pair_frame
     if env.row_body_frame and V.ln_pair_frame then
-      env.stage = "frame"
+      env.stage, env.ln_parts = "frame", env.ln_pair_parts
       env.row_body_pair_frame = render(dirs, op.row, env)
-      env.stage = nil
+      env.stage, env.ln_parts = nil, nil
     end
     env.pair = nil
     env.head = "pair"

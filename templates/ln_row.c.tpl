@@ -50,6 +50,7 @@
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
+@     elseif ahead and c.half then pf = row.split_prefetch(p, c, T, "xn" .. b, "(2 * x_stride)")
 @     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn" .. b, pair and "x_stride" or nil) end
 @     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr .. b, c.off, v, b)
 @   end
@@ -88,7 +89,8 @@
 @ -- `two`: also the sums of row xnb into snb, sqnb, m1nb, in the same loop
 @ -- (a pair), each with the accumulators one row's get (the table's
 @ -- wide_nacc), so the same bits as the rows taken one at a time
-@ local function next_sums(also, two)
+@ -- `split`: the rows read in that many parts side by side (row.reduce)
+@ local function next_sums(also, two, split)
 @   local ldn = function(c) return c.I.load(T, "xn", c.off, c.n) end
 @   local sums = { { var = "s2", wide = true, term = sum[1].term },
 @     { var = "sq2", centred = true, term = dev[1].term } }
@@ -107,7 +109,7 @@
 @       t[#t + 1] = "  const " .. V.vt .. " vm1n" .. b .. " = " .. V.set1("m1n" .. b) .. ";"
 @     end
 @   end
-@   t[#t + 1] = "  " .. indent(row.reduce(p, sums, ldn, centre_at("m1n"), nil, also), "  ")
+@   t[#t + 1] = "  " .. indent(row.reduce(p, sums, ldn, centre_at("m1n"), nil, also, nil, split), "  ")
 @   for _, b in ipairs(rows_of) do
 @     t[#t + 1] = "  sn" .. b .. " = s2" .. b .. ";"
 @     t[#t + 1] = "  sqn" .. b .. " = sq2" .. b .. ";"
@@ -174,13 +176,14 @@
 @   local F = V.nt_frame
 @   local t = {}
 @   for _, b in ipairs({ "", "b" }) do
-@     t[#t + 1] = row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")
+@     t[#t + 1] = c.half and row.split_prefetch(p, c, T, "xn" .. b, "(2 * x_stride)")
+@       or row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")
 @   end
 @   local both = shared_w(c, frame_w("gamma"), frame_w("beta"), function(g, be)
 @     return F.stream("ya + " .. c.off, frame_val(c.off, nil, true, "", g, be)) .. " "
 @       .. F.stream("yab + " .. c.off, frame_val(c.off, nil, true, "b", g, be))
 @   end)
-@   if j == 1 then both = "if (" .. c.off .. " != 0) { " .. both .. " }" end
+@   if j == 1 and (c.half or 1) == 1 then both = "if (" .. c.off .. " != 0) { " .. both .. " }" end
 @   t[#t + 1] = both
 @   return table.concat(t, " ")
 @ end
@@ -240,7 +243,15 @@ $(next_sums(nil))
             const $(F.vt) hd = $(frame_val("0", L.head, true));
             $(row.frame_head(F, L, "ya", "hd"))
           }
+@   if ln_parts then
+          if (nt2) {
+            $(indent(next_sums(frame_pair_out, true, ln_parts), "            "))
+          } else {
+            $(indent(next_sums(frame_pair_out, true), "            "))
+          }
+@   else
           $(indent(next_sums(frame_pair_out, true), "          "))
+@   end
           $(frame_pair_end())
           $(row.frame_tail(F, L, "yab + " .. D, "cv"))
 @ else
@@ -253,6 +264,17 @@ $(next_sums(nil))
 @     end
 @     if p.hoist_w then return both() end
 @     return shared_w(c, "gamma", "beta", both)
+@   end
+@   -- `ln_parts` (pack.lua): where the runtime says so (nt2 =
+@   -- kg_cpu_nt_split4k(), nt_rows.c.tpl) the aligned pair reads rows
+@   -- r + 2 and r + 3 and writes r and r + 1 in halves, four streams
+@   -- 3-4 KiB apart, each part asking for its place two rows on (the
+@   -- same bits)
+@   if ln_parts then
+          if (nt2) {
+            $(indent(next_sums(pair_out, true, ln_parts), "            "))
+            continue;
+          }
 @   end
           $(indent(next_sums(pair_out, true), "          "))
 @   if stage == "shift" then

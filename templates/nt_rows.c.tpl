@@ -144,6 +144,8 @@ $(row_body_frame)
 @   nt_weights()
 @   if nt_split then
     const int nt2 = $(nt_split_aligned)();
+@   elseif ln_pair_parts then
+    const int nt2 = kg_cpu_nt_split4k();
 @   end
 @   if row_body_pair then
 @     pair_loop(row_body_pair, function() fused_alone(row_body_nt) end)
@@ -173,7 +175,7 @@ $(row_body_frame)
 @   for _, line in ipairs(frame_stage) do
     $(line)
 @   end
-@   if frame_parts then
+@   if frame_parts or (row_body_pair_frame and ln_pair_parts) then
     const int nt2 = kg_cpu_nt_split4k();
 @   end
     /* rows end to end: each row's last line is the next one's first */

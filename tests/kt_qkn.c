@@ -717,7 +717,10 @@ END_TEST
  * alone (a sum off by an ULP moves few rows' scales: with 5 rows a
  * changed order of the parts' sums went unseen).  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every call streams; that target runs
- * this with KGEN_NT_SPLIT 1 and 0, and unset (the CPU's own choice). */
+ * this with KGEN_NT_SPLIT 1 and 0, and unset (the CPU's own choice).
+ * KT-LN-ROWS: the same for LayerNorm, whose streamed rows go in pairs
+ * (rows r and r + 1 written inside the sums of r + 2 and r + 3), each
+ * pair's rows in halves where kg_cpu_nt_split4k says so. */
 START_TEST(t_rms_rows) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
@@ -728,7 +731,9 @@ START_TEST(t_rms_rows) {
   kt_run(&a, NULL);
   KT_OK(kt_check_frame(&a, kt_msg, sizeof kt_msg));
   kt_setup_random(&b, v, 1, "rms-rows-one");
-  kt_buf_copy(&b.par[0], &a.par[0]); /* the same w */
+  kt_buf_copy(&b.par[0], &a.par[0]); /* the same w (gamma) */
+  if (v->op == KG_OP_LAYERNORM)
+    kt_buf_copy(&b.par[1], &a.par[1]); /* and beta */
   for (r = 0; r < R; r++) {
     kt_row ra, rb;
     kt_row_get(&a, r, &ra);
@@ -762,6 +767,7 @@ const kt_test kt_qkn_tests[] = {
     {"KT-HF-001 hf rounding is the HF order bit for bit", &t_hf,
      KT_RMS | KT_QK | KT_HF},
     {"KT-RMS-001 scale invariance x*2^k", &t_scale_inv, KT_RMS | KT_QK},
+    {"KT-LN-ROWS rows of a call match rows called alone bit for bit", &t_rms_rows, KT_LN},
     {"KT-RMS-ROWS rows of a call match rows called alone bit for bit",
      &t_rms_rows, KT_RMS},
 };

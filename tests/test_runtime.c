@@ -748,7 +748,7 @@ int main(void) {
       suite_add_tcase(s, tc);
     }
   } else
-    printf("RT-CPU-003..015: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
+    printf("RT-CPU-003..021: SKIPPED: needs CK_FORK (the detection is cached per process)\n");
   if (forking) {
     TCase *tc = tcase_create("RT-DISP-009");
     tcase_add_exit_test(tc, RT_DISP_009_cap_bad_env_exits_2, 2);

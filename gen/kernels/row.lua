@@ -325,17 +325,20 @@ end
 -- 0.89 the time of one stream (1.09 -> 0.97 x memcpy; without the wrap
 -- 1.01: bench/RESULTS.md run 58).  c: a chunk of the split row (half:
 -- its part, 1 to parts; pos); ptr: the row summed (C pointer of storage
--- type T).
-function M.split_prefetch(p, c, T, ptr, stride)
+-- type T); stride: the C expression of the distance (elements) to the
+-- row summed next (a pair's rows: two rows on); ahead: the distance
+-- within a part (bytes; M.AHEAD_BYTES unless given).
+function M.split_prefetch(p, c, T, ptr, stride, ahead)
   local size = util.BYTES[T]
   local hb = p.dim / (c.parts or 2) * size
   local shift = (c.half - 1) * hb
+  ahead = ahead or M.AHEAD_BYTES
   local wrap = function(a, rel)
     return "(const void *)(" .. a .. " + (" .. rel .. " - " .. util.int(shift) .. " + "
-      .. util.int(M.AHEAD_BYTES) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
+      .. util.int(ahead) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
       .. " - " .. util.int(hb) .. " : 0))"
   end
-  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(M.AHEAD_BYTES) .. ")"
+  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(ahead) .. ")"
   local pf = M.next_row_prefetch(p, c, T, from, wrap, "3")
   return pf ~= "" and pf or nil
 end
@@ -648,7 +651,7 @@ function M.reduce(p, sums, load, pre, vals, also, mid, split)
     local names = { { "", "v" }, { "u", "u" }, { "h", "h" }, { "g", "g" } }
     local mine = sums
     for _, sm in ipairs(sums) do
-      assert(not sm.part and not sm.wide and not sm.load, "row.reduce: split takes plain sums")
+      assert(not sm.part, "row.reduce: split takes whole-row sums")
     end
     local parts = { mine }
     for q = 2, n do

@@ -731,6 +731,21 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     end
     assert.is_falsy(lnt:find("i * 2 + 32 + (", 1, true))
     assert.is_falsy(lnt:find("xp", 1, true))
+    -- where kg_cpu_nt_split4k says so, a pair of rows with halves of 4 KiB
+    -- (f16 4096) goes as four streams: each row's halves side by side,
+    -- each block's sums kept and added in the row's order, each part
+    -- asking for its place two rows on
+    assert.is_truthy(lnt:find("const int nt2 = kg_cpu_nt_split4k();", 1, true))
+    assert.is_truthy(lnt:find("if (nt2) {", 1, true))
+    for _, v in ipairs({ "s2", "sq2", "s2b", "sq2b" }) do
+      assert.is_truthy(lnt:find("for (size_t q = 0; q < 4; q++) " .. v .. " += " .. v .. "_b[q];", 1, true), v)
+    end
+    assert.is_truthy(lnt:find("const __m512 ub1 = (_mm512_cvtph_ps(_mm256_loadu_si256((const void *)(xnb + i + 2048))));",
+      1, true))
+    for _, b in ipairs({ "", "b" }) do
+      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 4096) + i * 2 + 4160 + (i * 2 + 4160 - 4096 + 4096 >= 4096 ? "
+        .. "(2 * x_stride) * 2 - 4096 : 0)), 0, 3); ", 1, true), b)
+    end
     -- a pair that is not plain, and the last rows, go one row at a time
     -- through the fused row, whose slow path's `continue` ends a do-while
     assert.is_truthy(lnt:find("const size_t r = rb;", 1, true))
