@@ -740,11 +740,11 @@ return { name = "nt", isa = { "scalar", "avx2", "avx512" }, kernels = {
     for _, v in ipairs({ "s2", "sq2", "s2b", "sq2b" }) do
       assert.is_truthy(lnt:find("for (size_t q = 0; q < 4; q++) " .. v .. " += " .. v .. "_b[q];", 1, true), v)
     end
-    assert.is_truthy(lnt:find("const __m512 ub1 = (_mm512_cvtph_ps(_mm256_loadu_si256((const void *)(xnb + i + 2048))));",
-      1, true))
+    assert.is_truthy(lnt:find("const __m512 ub1 = (_mm512_cvtph_ps(_mm256_loadu_si256("
+      .. "(const void *)(xnb + i + 2048))));", 1, true))
     for _, b in ipairs({ "", "b" }) do
-      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 4096) + i * 2 + 4160 + (i * 2 + 4160 - 4096 + 4096 >= 4096 ? "
-        .. "(2 * x_stride) * 2 - 4096 : 0)), 0, 3); ", 1, true), b)
+      assert.is_truthy(lnt:find("(((uintptr_t)xn" .. b .. " + 4096) + i * 2 + 4160 + (i * 2 + 4160 - 4096 + 4096 "
+        .. ">= 4096 ? (2 * x_stride) * 2 - 4096 : 0)), 0, 3); ", 1, true), b)
     end
     -- a pair that is not plain, and the last rows, go one row at a time
     -- through the fused row, whose slow path's `continue` ends a do-while
