@@ -318,7 +318,7 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- the frame's rows in parts 4 KiB apart where the aligned ones are
     -- and kg_cpu_nt_split4k says so: on the Zen 5 VM, alternated in one
     -- process, RMSNorm 4096 x 8192 f32 at offset 16 in quarters took
-    -- 0.83 the time of one stream (bench/RESULTS.md run 66)
+    -- 0.85-0.87 the time of one stream (bench/RESULTS.md run 66)
     env.frame_parts = frame and env.nt_split_aligned == "kg_cpu_nt_split4k" and env.nt_parts or nil
   end
   -- what ends a staged non-temporal row (nt_rows.c.tpl, and inside the
@@ -391,8 +391,8 @@ local function kernel_body(dirs, spec, k, V, twin_of)
     -- aligned pairs whose rows have halves of 3-4 KiB (row.split4k) read
     -- and write them as four streams where kg_cpu_nt_split4k says so: on
     -- the Zen 5 VM, alternated in one process, LayerNorm 4096 x 8192 bf16
-    -- took 0.86-0.88 the time of the pairs' two streams 8 KiB apart
-    -- (bench/RESULTS.md run 66)
+    -- took 0.89-0.90 the time of the pairs' two streams 8 KiB apart
+    -- (0.88-0.92 in the line frame; bench/RESULTS.md run 66)
     env.ln_pair_parts = V.nt_split and row.splits(p, 2) and row.split4k(k.dim * util.BYTES[k.dtype] / 2) and 2 or nil
     env.ln_parts = env.ln_pair_parts
     env.row_body_pair = render(dirs, op.row, env)

@@ -326,19 +326,17 @@ end
 -- 1.01: bench/RESULTS.md run 58).  c: a chunk of the split row (half:
 -- its part, 1 to parts; pos); ptr: the row summed (C pointer of storage
 -- type T); stride: the C expression of the distance (elements) to the
--- row summed next (a pair's rows: two rows on); ahead: the distance
--- within a part (bytes; M.AHEAD_BYTES unless given).
-function M.split_prefetch(p, c, T, ptr, stride, ahead)
+-- row summed next (a pair's rows: two rows on).
+function M.split_prefetch(p, c, T, ptr, stride)
   local size = util.BYTES[T]
   local hb = p.dim / (c.parts or 2) * size
   local shift = (c.half - 1) * hb
-  ahead = ahead or M.AHEAD_BYTES
   local wrap = function(a, rel)
     return "(const void *)(" .. a .. " + (" .. rel .. " - " .. util.int(shift) .. " + "
-      .. util.int(ahead) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
+      .. util.int(M.AHEAD_BYTES) .. " >= " .. util.int(hb) .. " ? " .. stride .. " * " .. size
       .. " - " .. util.int(hb) .. " : 0))"
   end
-  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(ahead) .. ")"
+  local from = "((uintptr_t)" .. ptr .. " + " .. util.int(M.AHEAD_BYTES) .. ")"
   local pf = M.next_row_prefetch(p, c, T, from, wrap, "3")
   return pf ~= "" and pf or nil
 end
