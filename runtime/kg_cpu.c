@@ -260,10 +260,11 @@ __attribute__((weak)) int kg_cpu_nt_split(void) {
   return (kg_cpu_mask() & KG_CPU_NT2) != 0;
 }
 
-/* Why: AVX-512 RMSNorm kernels read and write streamed rows with x and y
- * at one offset into their lines (on line alignment, or the line frame)
- * in parts 3 to 4 KiB apart (RMSNorm 4096 f32 in quarters, bf16 in
- * halves) wherever all split rows are (Intel), and on AMD family 1Ah,
+/* Why: AVX-512 RMSNorm and LayerNorm kernels read and write streamed
+ * rows with x and y at one offset into their lines (on line alignment,
+ * or the line frame) in parts 3 to 4 KiB apart (RMSNorm 4096 f32 in
+ * quarters, bf16 in halves; LayerNorm's pairs with each row in halves)
+ * wherever all split rows are (Intel), and on AMD family 1Ah,
  * where those measured faster (bench/RESULTS.md runs 65-66) while parts
  * 8 KiB or 2 KiB apart and realigned rows did not; asked once per such
  * call, from the cache. */

@@ -63,9 +63,9 @@ int kg_cpu_stream_reload(void);
  * use).  0 otherwise.  Either way the kernels give the same bits. */
 int kg_cpu_nt_split(void);
 
-/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm kernels should
- * read and write rows that stream out with x and y at one offset into
- * their cache lines (on line alignment, or both off it as two malloc'd
+/* 1 if the AVX-512 level is usable and AVX-512 RMSNorm and LayerNorm
+ * kernels should read and write rows that stream out with x and y at
+ * one offset into their cache lines (on line alignment, or both off it as two malloc'd
  * buffers are) as streams 3 to 4 KiB apart (parts of 4 KiB where a row
  * has 2 to 4 of them, halves of rows of 6 to 8 KiB): wherever
  * kg_cpu_nt_split() says so, and by default on AMD family 1Ah (Zen 5),

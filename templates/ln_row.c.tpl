@@ -50,8 +50,7 @@
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fz then pf = row.spread_prefetch(p, c, T, "xp", 3)
-@     elseif ahead and c.half then pf = row.split_prefetch(p, c, T, "xn" .. b, "(2 * x_stride)")
-@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn" .. b, pair and "x_stride" or nil) end
+@     elseif ahead then pf = row.part_prefetch(p, c, T, "xn" .. b, pair and "x_stride" or nil) end
 @     return (pf and pf .. " " or "") .. ntstore(c.I, T, yr .. b, c.off, v, b)
 @   end
 @   return c.I.store(T, yr .. b, c.off, c.n, v)
@@ -117,6 +116,15 @@
 @   t[#t + 1] = "}"
 @   return table.concat(t, "\n")
 @ end
+@ -- a pair's next two rows summed with `also` (ln_row `pair`); with
+@ -- `ln_parts` (pack.lua), where the runtime says so (nt2 =
+@ -- kg_cpu_nt_split4k(), nt_rows.c.tpl), in halves: four streams 3-4 KiB
+@ -- apart, each part asking for its place two rows on (the same bits)
+@ local function pair_sums(also)
+@   if not ln_parts then return next_sums(also, true) end
+@   return "if (nt2) {\n  " .. indent(next_sums(also, true, ln_parts), "  ") .. "\n} else {\n  "
+@     .. indent(next_sums(also, true), "  ") .. "\n}"
+@ end
 @ -- the row's mean and rstd from its sums (s, sq around m1): row r (b
 @ -- "") or the second row of a pair (b "b", row ro = r + 1); vals: the
 @ -- row's registers (in_regs)
@@ -176,8 +184,7 @@
 @   local F = V.nt_frame
 @   local t = {}
 @   for _, b in ipairs({ "", "b" }) do
-@     t[#t + 1] = c.half and row.split_prefetch(p, c, T, "xn" .. b, "(2 * x_stride)")
-@       or row.ahead_prefetch(p, c, T, "xn" .. b, "x_stride")
+@     t[#t + 1] = row.part_prefetch(p, c, T, "xn" .. b, "x_stride")
 @   end
 @   local both = shared_w(c, frame_w("gamma"), frame_w("beta"), function(g, be)
 @     return F.stream("ya + " .. c.off, frame_val(c.off, nil, true, "", g, be)) .. " "
@@ -243,15 +250,7 @@ $(next_sums(nil))
             const $(F.vt) hd = $(frame_val("0", L.head, true));
             $(row.frame_head(F, L, "ya", "hd"))
           }
-@   if ln_parts then
-          if (nt2) {
-            $(indent(next_sums(frame_pair_out, true, ln_parts), "            "))
-          } else {
-            $(indent(next_sums(frame_pair_out, true), "            "))
-          }
-@   else
-          $(indent(next_sums(frame_pair_out, true), "          "))
-@   end
+          $(indent(pair_sums(frame_pair_out), "          "))
           $(frame_pair_end())
           $(row.frame_tail(F, L, "yab + " .. D, "cv"))
 @ else
@@ -265,18 +264,7 @@ $(next_sums(nil))
 @     if p.hoist_w then return both() end
 @     return shared_w(c, "gamma", "beta", both)
 @   end
-@   -- `ln_parts` (pack.lua): where the runtime says so (nt2 =
-@   -- kg_cpu_nt_split4k(), nt_rows.c.tpl) the aligned pair reads rows
-@   -- r + 2 and r + 3 and writes r and r + 1 in halves, four streams
-@   -- 3-4 KiB apart, each part asking for its place two rows on (the
-@   -- same bits)
-@   if ln_parts then
-          if (nt2) {
-            $(indent(next_sums(pair_out, true, ln_parts), "            "))
-            continue;
-          }
-@   end
-          $(indent(next_sums(pair_out, true), "          "))
+          $(indent(pair_sums(pair_out), "          "))
 @   if stage == "shift" then
           $(V.nt_shift)_end(&nst, $(D));
           $(V.nt_shift)_end(&nstb, $(D));

@@ -35,8 +35,7 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @   if nt and c.I.store_nt and c.n == c.I.W then
 @     local pf
 @     if not fused then pf = row.spread_prefetch(p, c, T, "xp", 3)
-@     elseif ahead and c.half then pf = row.split_prefetch(p, c, T, "xn", "x_stride")
-@     elseif ahead then pf = row.ahead_prefetch(p, c, T, "xn") end
+@     elseif ahead then pf = row.part_prefetch(p, c, T, "xn") end
 @     -- a split row's second half streams through its own state (nst2)
 @     local off, b = c.off, nil
 @     if c.half == 2 and stage == "shift" then off, b = c.pos, "2" end
@@ -93,7 +92,7 @@ float rn = $(row.rms_scale("sn", D, EPS));
 @ -- are), and ran no faster than the realigned rows (RESULTS run 61)
 @ local function frame_line(c, j, ahead)
 @   local F, L = V.nt_frame, V.lf
-@   local pf = ahead and (c.half and row.split_prefetch(p, c, T, "xn", "x_stride") or row.ahead_prefetch(p, c, T, "xn"))
+@   local pf = ahead and row.part_prefetch(p, c, T, "xn")
 @   local s = F.stream("ya + " .. c.off, frame_val(c.off))
 @   if j == 1 and (c.half or 1) == 1 then
 @     s = "if (" .. c.off .. " != 0) { " .. s .. " } else { const " .. F.vt .. " hd = " .. frame_val("0", L.head)

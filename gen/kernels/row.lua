@@ -341,6 +341,17 @@ function M.split_prefetch(p, c, T, ptr, stride)
   return pf ~= "" and pf or nil
 end
 
+-- Why: one choice for every fused row's request ahead: a chunk of a
+-- split row (c.half) asks for its part's lines (M.split_prefetch; the
+-- rows summed next are two rows on for a pair), any other chunk its
+-- lines M.ahead_prefetch's distance on.  pair_stride: as there.
+function M.part_prefetch(p, c, T, ptr, pair_stride)
+  if c.half then
+    return M.split_prefetch(p, c, T, ptr, pair_stride and "(2 * " .. pair_stride .. ")" or "x_stride")
+  end
+  return M.ahead_prefetch(p, c, T, ptr, pair_stride)
+end
+
 -- Why: the first half of the next row (M.spread_prefetch's passes 1 and
 -- 2, two streams a quarter of the row apart) asked for by a row whose
 -- sums take one pass: LayerNorm's line-frame rows, and the two-pass
