@@ -178,8 +178,11 @@
 @ -- r + 1, after that chunk's loads (a line one ahead, c.off + W, sat 64
 @ -- bytes into the next chunk's loads in the low 12 address bits, x and y
 @ -- at one offset in their pages as a malloc's are: RESULTS run 61).
-@ -- Line 0 is not written here: row r's head goes before the loop, row
-@ -- r + 1's after it with row r's tail (frame_pair_end)
+@ -- Line 0 is not written here: row r's head goes after the loop, then
+@ -- row r + 1's with row r's tail (frame_pair_end).  Before the loop, the
+@ -- head's store waited on the pair's fresh scale while the next rows'
+@ -- sums could have run: LayerNorm 4096 x 8192 bf16 at offset 16 on a
+@ -- Zen 5 core 0.86-1.02x the time after (bench/RESULTS.md run 67)
 @ local function frame_pair_out(c, j)
 @   local F = V.nt_frame
 @   local t = {}
@@ -246,11 +249,11 @@ $(next_sums(nil))
 @   local F, L = V.nt_frame, V.lf
           const $(CT) *xa = (const $(CT) *)((uintptr_t)xr - 4 * kd), *xab = (const $(CT) *)((uintptr_t)xrb - 4 * kd);
           $(CT) *ya = ($(CT) *)((uintptr_t)yr - 4 * kd), *yab = ($(CT) *)((uintptr_t)yrb - 4 * kd);
+          $(indent(pair_sums(frame_pair_out), "          "))
           {
             const $(F.vt) hd = $(frame_val("0", L.head, true));
             $(row.frame_head(F, L, "ya", "hd"))
           }
-          $(indent(pair_sums(frame_pair_out), "          "))
           $(frame_pair_end())
           $(row.frame_tail(F, L, "yab + " .. D, "cv"))
 @ else

@@ -610,8 +610,8 @@ END_TEST
  * boundary, as two mallocs leave them; head-major heads one after the
  * other and a line apart, so a decode call's heads are not one block;
  * RMSNorm and LayerNorm rows one after the other and a line apart, and y
- * at another offset than x), for 1 and 5 tokens or rows, with and without
- * rows on the slow path, each row (and rstd, mean) must get the bits of
+ * at another offset than x), for 1 and 5 tokens or rows and 9 rows, with
+ * and without rows on the slow path, each row (and rstd, mean) must get the bits of
  * the aligned call, and nothing outside the rows may change.  Built with
  * KG_NT_BYTES=1 (test-kernels-nt) every out-of-place call takes the
  * streaming stores, so y off alignment goes through the realigning streams
@@ -622,7 +622,11 @@ START_TEST(t_lines) {
   const kg_variant *v = kt_runv[_i];
   const size_t es = v->dtype == KG_F32 ? 4 : 2;
   const int qk = v->op == KG_OP_QK_NORM;
-  static const size_t counts[] = {1, 5};
+  /* 9 rows: LayerNorm's streamed pairs (rows r and r + 1 inside the sums
+     of r + 2 and r + 3) take several pairs, each pair's first line
+     carrying the last pair's tail (5 rows take one pair) */
+  static const size_t counts[] = {1, 5, 9};
+  const size_t ncounts = qk ? 2 : 3;
   double *vals = malloc(sizeof(double) * v->dim);
   size_t ci, slow, pad, shift, m, r, i;
   ck_assert_ptr_nonnull(vals);
@@ -633,7 +637,7 @@ START_TEST(t_lines) {
      in), both in buffers of their own (not fused) */
   for (shift = 0; shift <= (qk ? 2 : 1); shift++)
   for (pad = 0; pad <= (qk && v->layout == KG_TOKEN_MAJOR ? 0 : 64 / es); pad += 64 / es)
-  for (ci = 0; ci < 2; ci++)
+  for (ci = 0; ci < ncounts; ci++)
     for (slow = 0; slow < 2; slow++) {
       kt_case a;
       kt_saved base;
