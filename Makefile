@@ -94,7 +94,7 @@ test-kernels: $(BUILD)/test_kernels
 # prefetch) is reached by no test-sized call; the same suite built with a
 # 1-byte limit sends every aligned out-of-place RMSNorm/LayerNorm call there,
 # and with a 2-row limit for the aligned copy of weights off line alignment
-# (KG_WALIGN_ROWS) KT-LINES' 5-row calls take that copy.  KGEN_STREAM_RELOAD=1
+# (KG_WALIGN_ROWS) KT-LINES' 5- and 9-row calls take that copy.  KGEN_STREAM_RELOAD=1
 # sends KT-QKN-LONG's AVX-512 calls of f32 heads of 256 through the rows
 # loaded twice (kg_cpu_stream_reload) on any AVX-512 CPU, and KT-LINES runs
 # LayerNorm's line-frame rows both in pairs and one at a time
